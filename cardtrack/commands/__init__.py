@@ -1,0 +1,1 @@
+"""Subcommands of the `cardtrack` command line, one module each (see `cardtrack.cli`)."""

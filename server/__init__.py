@@ -1,0 +1,1 @@
+"""The FastAPI app, websocket fan-out, overlay/console/spectator pages and the journal store."""

@@ -1,0 +1,1 @@
+"""Vision: capture sources, card finder and identifier, tracker, settle gate, zone assignment."""
