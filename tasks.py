@@ -24,7 +24,7 @@ PY = BIN / "python"
 
 
 def _run(*cmd: str | Path) -> None:
-    print("+", " ".join(str(c) for c in cmd), flush=True)
+    print("+", " ".join(str(c) for c in cmd), flush=True)  # noqa: T201
     result = subprocess.run([str(c) for c in cmd], cwd=ROOT)
     if result.returncode:
         sys.exit(result.returncode)
@@ -34,7 +34,7 @@ def setup(extras: str) -> None:
     if sys.version_info[:2] != (3, 11):
         sys.exit(f"cardtrack needs Python 3.11 (this is {sys.version.split()[0]})")
     if not PY.exists():
-        print(f"creating virtual environment in {VENV}", flush=True)
+        print(f"creating virtual environment in {VENV}", flush=True)  # noqa: T201
         venv.EnvBuilder(with_pip=True).create(VENV)
     digest = hashlib.sha256((ROOT / "pyproject.toml").read_bytes() + extras.encode()).hexdigest()
     stamp = VENV / ".cardtrack-installed"

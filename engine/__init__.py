@@ -4,7 +4,7 @@ Standard library only. `get_game(id)` returns a registered `Ruleset`; `apply(sta
 returns a `Step` with the new state and the `GameWarning`s the move raised.
 """
 
-from engine.catalog import Catalog, CardType, Face, load_catalog
+from engine.catalog import CardType, Catalog, Face, load_catalog
 from engine.core import (
     Audience,
     GameWarning,

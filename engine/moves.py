@@ -75,7 +75,7 @@ def decode_move(classes: Sequence[type], data: Mapping[str, Any]) -> Any:
     """Build the move named by `data["move"]` from one of `classes`."""
     if not isinstance(data, Mapping):
         raise MoveFormatError(f"a move must be a mapping, got {data!r}")
-    by_name = {c.NAME: c for c in classes}
+    by_name: dict[str, type] = {getattr(c, "NAME"): c for c in classes}  # noqa: B009
     name = data.get("move")
     if name not in by_name:
         known = ", ".join(sorted(by_name))

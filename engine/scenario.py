@@ -202,7 +202,8 @@ def _check_state(
                         f"{where}: {zone} top expected {want['top']}, got {have[0] if have else 'nothing'}"
                     )
                 if "contains" in want:
-                    missing = Counter(want["contains"]) - Counter(c for c in have if c is not None)
+                    present: Counter[str] = Counter(str(c) for c in have if c is not None)
+                    missing: Counter[str] = Counter(map(str, want["contains"])) - present
                     if missing:
                         out.append(
                             f"{where}: {zone} should contain {_fmt(sorted(missing.elements()))}; "

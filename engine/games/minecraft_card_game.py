@@ -28,6 +28,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from itertools import combinations, product
+from types import MappingProxyType
 from typing import Any, ClassVar
 
 from engine.catalog import Catalog, load_catalog
@@ -379,6 +380,10 @@ class MinecraftCardGame:
     min_players = 2
     max_players = 4
     move_types = MOVE_TYPES
+    # How a simulated player weighs its legal moves: craft when it can, rarely pass early.
+    sim_weights: Mapping[str, float] = MappingProxyType(
+        {"craft": 40.0, "mine": 3.0, "reserve": 0.5, "use-tool": 0.5, "end-turn": 0.02}
+    )
 
     def __init__(self) -> None:
         self._catalog: Catalog | None = None
@@ -446,9 +451,9 @@ class MinecraftCardGame:
             )
         raw = resolve_options(OPTIONS, options)
         opts = Options(
-            setup=SetupMode(raw["setup"]),
-            creeper_at_setup=CreeperAtSetup(raw["creeper_at_setup"]),
-            creeper_trigger=CreeperTrigger(raw["creeper_trigger"]),
+            setup=SetupMode(str(raw["setup"])),
+            creeper_at_setup=CreeperAtSetup(str(raw["creeper_at_setup"])),
+            creeper_trigger=CreeperTrigger(str(raw["creeper_trigger"])),
         )
         seed = 0 if seed is None else int(seed)
         catalog = self.catalog
@@ -459,10 +464,10 @@ class MinecraftCardGame:
             crafts = [c for c in deck if self.is_craft(c)]
             rng.shuffle(resources)
             rng.shuffle(crafts)
-            rpiles = tuple(
+            rpiles: tuple[tuple[Slot, ...], ...] = tuple(
                 tuple(resources[i * PILE_SIZE : (i + 1) * PILE_SIZE]) for i in range(RESOURCE_PILES)
             )
-            cpiles = tuple(
+            cpiles: tuple[tuple[Slot, ...], ...] = tuple(
                 tuple(crafts[i * CRAFT_PILE_SIZE : (i + 1) * CRAFT_PILE_SIZE])
                 for i in range(CRAFT_PILES)
             )
@@ -642,6 +647,7 @@ class MinecraftCardGame:
             work.warn(Code.GAME_OVER, "the game is already over", move.player)
         handler = _HANDLERS[type(move)]
         handler(self, work, move)
+        self._resolve_attacks_if_settled(work)
         work.move_index += 1
         return Step(work.freeze(), tuple(work.warnings))
 
@@ -673,20 +679,26 @@ class MinecraftCardGame:
         The turn passes from each player who is done (all actions taken, or `end-turn`); a
         player left with no action by shovels is passed over.
         """
-        if player == w.current:
+        if player == w.current and not (w.turn_over or w.actions >= w.allowed):
             return True
         cur, actions, allowed, done = w.current, w.actions, w.allowed, w.turn_over
         skip = list(w.skip)
         turn = w.turn
-        while done or actions >= allowed:
+        passed = False
+        for _ in range(w.players):
+            if not (done or actions >= allowed):
+                break
             cur = cur % w.players + 1
             allowed = max(0, BASE_ACTIONS - skip[cur - 1])
             skip[cur - 1] = 0
             actions, done = 0, False
             turn += 1
-            if cur in (player, w.current):
+            passed = True
+            if cur == player or allowed > 0:
                 break
-        if cur != player:
+        if cur != player or (player == w.current and not passed):
+            if player == w.current:
+                return True  # still this player's turn: too-many-actions is counted by the caller
             w.warn(
                 Code.OUT_OF_TURN,
                 f"{_player_name(player)} acted during {_player_name(w.current)}'s turn",
