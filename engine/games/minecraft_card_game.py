@@ -14,8 +14,10 @@ Choices where the sheets are silent (each documented in docs/rules/minecraft-car
   skipped. Any other player acting is `out-of-turn` (applied, not counted for anyone's turn).
 - A creeper exposed under the TNT's own pile, or under a creeper that just left after its
   attack, counts as exposed by mining.
-- Each player owes one discard per attacking creeper, at most as many as the resource cards
-  they hold; a player with none owes nothing.
+- Each player answers every attacking creeper once (a resource discard, or a sword that
+  cancels one), never discarding more cards than they hold; a player with none owes nothing.
+- A creeper turned up by a re-deal was exposed by the re-deal, not by the mine that emptied
+  the pile; at setup only `creeper_at_setup` decides whether a creeper attacks.
 - When every craft pile is empty and no card waits in a holder, nobody can score any more: the
   game ends and the highest score wins (a tie is a draw).
 """
@@ -33,7 +35,7 @@ from typing import Any, ClassVar
 
 from engine.catalog import Catalog, load_catalog
 from engine.core import Audience, GameWarning, OptionSpec, Step, register, resolve_options
-from engine.errors import SetupError, UnknownCardError
+from engine.errors import MoveFormatError, SetupError, UnknownCardError
 from engine.moves import decode_move, encode_move
 
 GAME_ID = "minecraft-card-game"
@@ -515,7 +517,7 @@ class MinecraftCardGame:
             self._reveal_top(work, "craft", i)
         attack = opts.creeper_at_setup is CreeperAtSetup.ATTACK
         for i in range(RESOURCE_PILES):
-            self._settle_pile(work, i, attacking=attack)
+            self._settle_pile(work, i, attacking=attack, at_setup=True)
         self._resolve_attacks_if_settled(work)
         return work.freeze()
 
@@ -628,6 +630,16 @@ class MinecraftCardGame:
     # -- moves --------------------------------------------------------------------------------
 
     def parse_move(self, data: Mapping[str, Any]) -> McgMove:
+        """Decode a plain move; `reveal` is a mapping zone id -> card id (a list of pairs is
+        accepted too)."""
+        reveal = data.get("reveal") if isinstance(data, Mapping) else None
+        if isinstance(reveal, Mapping):
+            for zone in reveal:
+                if not isinstance(zone, str):
+                    raise MoveFormatError(
+                        f"move {data.get('move')!r} field 'reveal': keys must be zone ids, got {zone!r}"
+                    )
+            data = {**data, "reveal": [[zone, card] for zone, card in sorted(reveal.items())]}
         move: McgMove = decode_move(MOVE_TYPES, data)
         return move
 
@@ -663,7 +675,9 @@ class MinecraftCardGame:
             )
             self._finish_tnt(w, ())
         if w.attacks and not isinstance(move, CreeperDiscard | UseTool | TntKeep):
-            missing = [p for p in range(1, w.players + 1) if w.owed[p - 1] > 0]
+            missing = [
+                p for p in range(1, w.players + 1) if self._owing(w.areas, w.owed, p) > 0
+            ]
             for p in missing:
                 w.warn(
                     Code.CREEPER_DISCARD_MISSING,
@@ -782,45 +796,65 @@ class MinecraftCardGame:
         else:
             w.set_cpile(index, new)
 
-    def _redeal(self, w: _Work, index: int) -> None:
-        """An empty resource pile is rebuilt from the shuffled discard pile (max 15 cards)."""
+    def _redeal(self, w: _Work, index: int) -> bool:
+        """An empty resource pile is rebuilt from the shuffled discard pile (max 15 cards);
+        whether that happened."""
         if w.resource_piles[index] or not w.discard:
-            return
+            return False
         n = min(PILE_SIZE, len(w.discard))
         moved = w.discard[:n]
         w.discard = w.discard[n:]
         # Shuffled face down: which card is where is unknown until each turns up.
         w.unseen = tuple(sorted((*w.unseen, *moved)))
         w.set_rpile(index, (None,) * n)
+        return True
 
-    def _settle_pile(self, w: _Work, index: int, *, attacking: bool) -> None:
+    def _settle_pile(
+        self, w: _Work, index: int, *, attacking: bool, at_setup: bool = False
+    ) -> None:
         """After a resource pile's top left: re-deal if empty, turn up the top, meet creepers.
 
-        A creeper on top either starts an attack (`attacking`) and stays until the discards
-        are made, or goes straight to the discard pile and the next card turns up.
+        A creeper on top either starts an attack (`attacking`, or any exposure under
+        `creeper_trigger: any-exposure` except at setup, which `creeper_at_setup` governs) and
+        stays until the discards are made, or goes straight to the discard pile and the next
+        card turns up. A creeper turned up by a re-deal was exposed by the re-deal, not by
+        mining.
         """
         for _ in range(PILE_SIZE * 8):  # bounded: each pass removes a creeper
-            self._redeal(w, index)
+            if self._redeal(w, index):
+                attacking = False
             self._reveal_top(w, "resource", index)
             pile = w.resource_piles[index]
             if not pile or pile[0] != "creeper":
                 return
             if index in w.attacks:
                 return
-            if attacking or w.options.creeper_trigger is CreeperTrigger.ANY_EXPOSURE:
+            if attacking or (
+                not at_setup and w.options.creeper_trigger is CreeperTrigger.ANY_EXPOSURE
+            ):
+                # Every player answers each attacking creeper once (a discard or a sword);
+                # what they must still discard is capped by the resources they hold.
                 w.attacks = (*w.attacks, index)
-                owed = list(w.owed)
-                for p in range(1, w.players + 1):
-                    holding = sum(1 for c in w.areas[p - 1] if self.is_resource(c))
-                    owed[p - 1] = min(owed[p - 1] + 1, holding)
-                w.owed = tuple(owed)
+                w.owed = tuple(n + 1 for n in w.owed)
                 return
             w.set_rpile(index, pile[1:])
             w.discard = ("creeper", *w.discard)
 
+    def _owing(self, areas: Sequence[Sequence[str]], owed: Sequence[int], player: int) -> int:
+        """How many resource cards `player` must still discard to the attacking creepers."""
+        held = sum(1 for c in areas[player - 1] if self.is_resource(c))
+        return min(owed[player - 1], held)
+
     def _resolve_attacks_if_settled(self, w: _Work) -> None:
-        """When nobody owes a discard any more, attacking creepers go to the discard pile."""
-        while w.attacks and not any(w.owed):
+        """When nobody owes a discard any more, attacking creepers go to the discard pile.
+
+        Not while a TNT choice is pending: the blast is settled first, then the creeper."""
+        while (
+            w.attacks
+            and not w.tnt
+            and not any(self._owing(w.areas, w.owed, p) for p in range(1, w.players + 1))
+        ):
+            w.owed = (0,) * w.players
             index = w.attacks[0]
             w.attacks = w.attacks[1:]
             pile = w.resource_piles[index]
@@ -1032,6 +1066,13 @@ class MinecraftCardGame:
             rest = _remove_one(w.reserves[p - 1], card)
             if rest is None:
                 w.warn(Code.NOT_OWNED, f"{card} is not in {_player_name(p)}'s card holder", p)
+                # The table is the truth: the card came from out of sight, or it is a copy
+                # the deck does not have.
+                unseen = _remove_one(w.unseen, card)
+                if unseen is None:
+                    w.warn(Code.IMPOSSIBLE_CARD, f"{card} is already elsewhere on the table", p)
+                else:
+                    w.unseen = unseen
             else:
                 w.reserves = _replace_at(w.reserves, p - 1, rest)
         elif source.startswith("craft-pile-") and source[11:].isdigit():
@@ -1120,7 +1161,7 @@ class MinecraftCardGame:
         w.used = w.used | {card}
         if tool == "pickaxe":
             # +1 action for its owner's turn (the turn passes to them if it is theirs next).
-            if self._take_turn(w, p):
+            if p == w.current or self._take_turn(w, p):
                 w.allowed += 1
         elif tool == "shovel":
             target = move.target
@@ -1140,7 +1181,7 @@ class MinecraftCardGame:
 
     def _end_turn(self, w: _Work, move: EndTurn) -> None:
         self._close_pending(w, move)
-        if self._take_turn(w, move.player):
+        if move.player == w.current or self._take_turn(w, move.player):
             w.turn_over = True
 
     def _table_change(self, w: _Work, move: TableChange) -> None:
@@ -1242,7 +1283,9 @@ class MinecraftCardGame:
             "zones": shown,
             "used_tools": sorted(state.used),
             "creeper_attack": bool(state.attacks),
-            "owed": list(state.owed),
+            "owed": [
+                self._owing(state.areas, state.owed, p) for p in range(1, state.players + 1)
+            ],
             "tnt_pending": bool(state.tnt),
         }
 
@@ -1267,7 +1310,7 @@ class MinecraftCardGame:
             return
         if state.attacks:
             for p in range(1, state.players + 1):
-                if state.owed[p - 1] <= 0:
+                if self._owing(state.areas, state.owed, p) <= 0:
                     continue
                 for card in sorted({c for c in state.areas[p - 1] if self.is_resource(c)}):
                     yield CreeperDiscard(player=p, card=card)
