@@ -1,0 +1,142 @@
+"""What the camera hands the rules: per zone, the visible cards with ranked face candidates.
+
+Vision never decides which card it sees; it says which faces of the catalog a card may show and
+how strongly (`Candidate`), best first. A `TableSnapshot` groups the cards per zone (a pile shows
+its top card, a spread area such as a player's area shows every card), an optional estimate of
+how many cards a zone holds, and the set of zones that were still and free of hands when the
+frame was taken: only those may be read. `ExpectedZone` is the other side of the comparison:
+what a game state says the camera should see in one zone.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from enum import StrEnum
+from types import MappingProxyType
+
+from engine.errors import EngineError
+
+
+class SnapshotError(EngineError):
+    """A snapshot whose candidates, zones or counts do not hold together."""
+
+
+class ZoneKind(StrEnum):
+    """How a zone shows its cards: a pile shows its top card, a spread shows every card."""
+
+    PILE = "pile"
+    SPREAD = "spread"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Candidate:
+    """One face a seen card may show, with the identifier's score in (0, 1]."""
+
+    face: str
+    score: float
+
+    def __post_init__(self) -> None:
+        if not self.face:
+            raise SnapshotError("candidate: 'face' must be a face id of the game's catalog")
+        if not (isinstance(self.score, int | float) and math.isfinite(self.score)):
+            raise SnapshotError(f"candidate {self.face!r}: 'score' must be a finite number")
+        if not 0.0 < self.score <= 1.0:
+            raise SnapshotError(
+                f"candidate {self.face!r}: 'score' must lie in (0, 1], got {self.score}"
+            )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SeenCard:
+    """A card the camera sees: its face candidates (best first) and its tracker id."""
+
+    candidates: tuple[Candidate, ...]
+    track_id: int | None = None
+    rotated_180: bool = False
+
+    def __post_init__(self) -> None:
+        if not self.candidates:
+            raise SnapshotError("seen card: 'candidates' must hold at least one face")
+        scores = [c.score for c in self.candidates]
+        if any(a < b for a, b in itertools.pairwise(scores)):
+            raise SnapshotError(
+                "seen card: 'candidates' must be sorted best first (descending score)"
+            )
+
+    @property
+    def best(self) -> Candidate:
+        return self.candidates[0]
+
+    def score_of(self, face: str) -> float | None:
+        """The score of `face` among the candidates, or None when it is not one of them."""
+        for c in self.candidates:
+            if c.face == face:
+                return c.score
+        return None
+
+    def rank_of(self, face: str) -> int | None:
+        """0 for the best candidate, 1 for the second...; None when `face` is not listed."""
+        for i, c in enumerate(self.candidates):
+            if c.face == face:
+                return i
+        return None
+
+
+def _frozen_zones(zones: Mapping[str, tuple[SeenCard, ...]]) -> Mapping[str, tuple[SeenCard, ...]]:
+    return MappingProxyType({str(k): tuple(v) for k, v in zones.items()})
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TableSnapshot:
+    """The table at one frame: visible cards per zone (top / most recent first)."""
+
+    frame: int
+    time: float
+    zones: Mapping[str, tuple[SeenCard, ...]] = field(
+        default_factory=lambda: MappingProxyType({})
+    )
+    counts: Mapping[str, int] = field(default_factory=lambda: MappingProxyType({}))
+    settled: frozenset[str] = frozenset()
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "zones", _frozen_zones(self.zones))
+        object.__setattr__(self, "counts", MappingProxyType(dict(self.counts)))
+        object.__setattr__(self, "settled", frozenset(self.settled))
+        for zone, cards in self.zones.items():
+            for card in cards:
+                if not isinstance(card, SeenCard):
+                    raise SnapshotError(
+                        f"snapshot frame {self.frame}: zone {zone!r} holds {card!r}, "
+                        "not a SeenCard"
+                    )
+        for zone, n in self.counts.items():
+            if not isinstance(n, int) or n < 0:
+                raise SnapshotError(
+                    f"snapshot frame {self.frame}: count of zone {zone!r} must be a "
+                    f"non-negative integer, got {n!r}"
+                )
+
+    def cards(self, zone: str) -> tuple[SeenCard, ...]:
+        """The visible cards of `zone` (empty when the camera saw none there)."""
+        return self.zones.get(zone, ())
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ExpectedZone:
+    """What a state says one zone should look like.
+
+    `faces` are top / most recent first; a pile lists only its top face. `None` stands for a
+    face-up card whose identity the state does not know (any face fits it). `count` is the
+    number of cards in the zone (a pile's height).
+    """
+
+    kind: ZoneKind
+    faces: tuple[str | None, ...]
+    count: int
+
+
+Appearance = Mapping[str, ExpectedZone]
+"""Zone id -> expected appearance of that zone."""

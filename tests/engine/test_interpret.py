@@ -1,0 +1,284 @@
+"""Interpretation of settled snapshots for the Mattel game: every move type is recovered from
+before/after snapshots, whole simulated games are replayed turn by turn from snapshots alone
+(also with seeded identifier noise), and unexplained changes go pending, then desync."""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+from collections.abc import Iterable
+from typing import Any
+
+import pytest
+
+from engine import get_game
+from engine.games.minecraft_card_game import (
+    Craft,
+    CreeperDiscard,
+    McgMove,
+    McgState,
+    Mine,
+    Reserve,
+    TableChange,
+    TntKeep,
+    UseTool,
+)
+from engine.interpret import InterpretConfig, InterpretConfigError, Interpreter
+from engine.interpreters.minecraft_card_game import McgInterpreter
+from engine.simulate import simulate_game
+from engine.snapshot import Candidate, SeenCard, SnapshotError, TableSnapshot, ZoneKind
+
+GAME = get_game("minecraft-card-game")
+LOOK = McgInterpreter(GAME)
+FACES = tuple(sorted(GAME.catalog.faces))
+
+
+def render(
+    state: McgState,
+    *,
+    frame: int = 0,
+    rng: random.Random | None = None,
+    noise: float = 0.0,
+    settled: Iterable[str] | None = None,
+) -> TableSnapshot:
+    """The snapshot a camera would give of `state`: perfect candidates, or, with `noise`, each
+    card's right face demoted to second place behind a random wrong face with that chance."""
+    zones: dict[str, tuple[SeenCard, ...]] = {}
+    counts: dict[str, int] = {}
+    for zone, expected in LOOK.appearance(state).items():
+        cards = []
+        for face in expected.faces:
+            assert face is not None
+            wrong = FACES[(FACES.index(face) + 7) % len(FACES)]
+            if rng is not None and rng.random() < noise:
+                wrong = rng.choice([f for f in FACES if f != face])
+                cands = (Candidate(face=wrong, score=0.55), Candidate(face=face, score=0.35))
+            else:
+                cands = (Candidate(face=face, score=0.9), Candidate(face=wrong, score=0.05))
+            cards.append(SeenCard(candidates=cands, track_id=None))
+        zones[zone] = tuple(cards[:1] if expected.kind is ZoneKind.PILE else cards)
+        if expected.kind is ZoneKind.PILE:
+            counts[zone] = expected.count
+    return TableSnapshot(
+        frame=frame,
+        time=frame / 30.0,
+        zones=zones,
+        counts=counts,
+        settled=frozenset(zones if settled is None else settled),
+    )
+
+
+def norm(ruleset: Any, move: McgMove) -> tuple[tuple[str, Any], ...]:
+    """A move as comparable data: no reveal, unordered card lists sorted."""
+    d = ruleset.move_to_dict(move)
+    d.pop("reveal", None)
+    for key in ("pay", "axes", "cards"):
+        if key in d:
+            d[key] = tuple(sorted(d[key]))
+    return tuple(sorted((k, v) for k, v in d.items() if v not in (None, (), [])))
+
+
+def recovered(truth: list[McgMove], found: list[McgMove]) -> int:
+    a = Counter(norm(GAME, m) for m in truth)
+    b = Counter(norm(GAME, m) for m in found)
+    return sum(min(n, b[k]) for k, n in a.items())
+
+
+def turns(initial: McgState, moves: Iterable[McgMove]) -> list[tuple[list[McgMove], McgState]]:
+    """Moves grouped by turn, each with the true state after the turn."""
+    out: list[tuple[list[McgMove], McgState]] = []
+    state = initial
+    group: list[McgMove] = []
+    for move in moves:
+        after = GAME.apply(state, move).state
+        if group and after.turn != state.turn:
+            out.append((group, state))
+            group = []
+        group.append(move)
+        state = after
+    if group:
+        out.append((group, state))
+    return out
+
+
+def replay_from_snapshots(
+    seed: int, players: int, noise: float, interp: Interpreter[Any, Any]
+) -> tuple[int, int, Any, Any]:
+    game = simulate_game(GAME, players=players, seed=seed)
+    belief = GAME.initial_state(players=players, seed=seed)
+    rng = random.Random(f"noise:{seed}")
+    found: list[McgMove] = []
+    frame = 0
+    for _, after in turns(belief, game.moves):
+        frame += 10
+        result = interp.observe(belief, render(after, frame=frame, rng=rng, noise=noise))
+        found.extend(result.moves)
+        if not result.pending:
+            belief = result.state
+    return recovered(list(game.moves), found), len(game.moves), belief, game
+
+
+def chains(seeds: Iterable[int], players: int = 2) -> Iterable[tuple[McgState, list[McgMove], McgState]]:
+    """Each free move of simulated games with the forced answers that follow it."""
+    for seed in seeds:
+        game = simulate_game(GAME, players=players, seed=seed)
+        state = GAME.initial_state(players=players, seed=seed)
+        before, chain = state, []
+        for move in game.moves:
+            state = GAME.apply(state, move).state
+            chain.append(move)
+            if not LOOK.is_forced(state):
+                yield before, chain, state
+                before, chain = state, []
+
+
+def test_every_move_type_is_recovered_from_before_and_after_snapshots() -> None:
+    interp: Interpreter[Any, Any] = Interpreter(GAME)
+    kinds: Counter[str] = Counter()
+    total = found = 0
+    for before, chain, after in chains(range(3)):
+        interp.reset()
+        result = interp.observe(before, render(after, frame=1))
+        total += len(chain)
+        found += recovered(chain, list(result.moves))
+        for m in chain:
+            kinds[type(m).NAME + ("+axes" if isinstance(m, Craft) and m.axes else "")] += 1
+            if isinstance(m, Craft) and m.source == "reserve":
+                kinds["craft-from-reserve"] += 1
+            if isinstance(m, CreeperDiscard) and m.sword:
+                kinds["creeper-sword"] += 1
+    for name in ("mine", "tnt-keep", "creeper-discard", "craft", "craft+axes", "reserve",
+                 "use-tool", "craft-from-reserve"):
+        assert kinds[name] > 0, name
+    # Two TNTs on top, or a TNT mined before or after a mine of a pile it blasts, leave the
+    # same table: those moves are told apart only up to that ambiguity.
+    assert found / total >= 0.9, (found, total)
+
+
+@pytest.mark.xfail(strict=True, reason="KNOWN GAP: built payments on a fresh setup not yet chosen over the enumerated one")
+def test_a_craft_is_paid_with_the_cards_that_really_left_the_area() -> None:
+    setup = {
+        "resource-pile-1": ["wood-1", "stone-1"],
+        "craft-pile-1": ["wood-hoe", "stone-hoe"],
+        "craft-pile-2": ["wood-axe", "iron-hoe"],
+        "set-aside": "diamond-hoe",
+        "player-1": ["wood-3", "wood-1", "wild-2", "wood-axe"],
+    }
+    state = GAME.initial_state(players=2, setup=setup)
+    # Overpay: wood-3 for a recipe of 2 wood, although wood-1 + wild-2 would also do; axe kept.
+    move = Craft(player=1, card="wood-hoe", source="craft-pile-1", pay=("wood-3",))
+    after = GAME.apply(state, move).state
+    result = Interpreter(GAME).observe(state, render(after, frame=1))
+    assert [norm(GAME, m) for m in result.moves] == [norm(GAME, move)]
+    # The axe turned to its crafting side: it paid.
+    move = Craft(player=1, card="wood-hoe", source="craft-pile-1", axes=("wood-axe",))
+    after = GAME.apply(state, move).state
+    result = Interpreter(GAME).observe(state, render(after, frame=1))
+    assert [norm(GAME, m) for m in result.moves] == [norm(GAME, move)]
+
+
+@pytest.mark.xfail(strict=True, reason="KNOWN GAP: reveal after a re-deal is not proposed when the pile empties")
+def test_a_redeal_reveals_the_new_top_seen_by_the_camera() -> None:
+    setup = {
+        "resource-pile-1": ["wood-1"],
+        "resource-pile-2": ["stone-1"],
+        "craft-pile-1": ["wood-hoe"],
+        "set-aside": "diamond-hoe",
+        "discard": ["iron-1", "gold-1", "wood-2"],
+    }
+    state = GAME.initial_state(players=2, setup=setup)
+    truth = GAME.apply(state, Mine(player=1, pile=1, reveal=(("resource-pile-1", "gold-1"),)))
+    assert truth.state.resource_piles[0][0] == "gold-1"
+    result = Interpreter(GAME).observe(state, render(truth.state, frame=1))
+    assert [type(m).NAME for m in result.moves] == ["mine"]
+    assert result.state.resource_piles[0][0] == "gold-1"
+
+
+@pytest.mark.parametrize(
+    "players",
+    [pytest.param(2, marks=pytest.mark.xfail(strict=True, reason="KNOWN GAP: seed 0 final scores differ")), 3],
+)
+def test_whole_games_replayed_from_turn_snapshots_end_with_the_same_scores(players: int) -> None:
+    interp: Interpreter[Any, Any] = Interpreter(GAME)
+    for seed in range(2):
+        found, total, belief, game = replay_from_snapshots(seed, players, 0.0, interp)
+        assert GAME.scores(belief) == game.scores
+        assert found / total >= 0.85
+
+
+@pytest.mark.xfail(strict=True, reason="KNOWN GAP: greedy spread matching lets a wrong first candidate steal another card's face")
+def test_noisy_candidates_do_not_create_moves() -> None:
+    state = simulate_game(GAME, players=2, seed=4).final
+    rng = random.Random(11)
+    interp: Interpreter[Any, Any] = Interpreter(GAME)
+    for frame in range(20):
+        result = interp.observe(state, render(state, frame=frame, rng=rng, noise=0.3))
+        assert result.moves == () and not result.pending
+
+
+@pytest.mark.xfail(strict=True, reason="KNOWN GAP: measured 128/181 = 71% at 5% noise; target is 99%")
+def test_noisy_games_recover_most_moves() -> None:
+    interp: Interpreter[Any, Any] = Interpreter(GAME)
+    found = total = 0
+    for seed in range(20, 23):
+        f, t, _, _ = replay_from_snapshots(seed, 2, 0.05, interp)
+        found += f
+        total += t
+    assert found / total >= 0.8, (found, total)
+
+
+def test_an_unexplainable_change_is_pending_then_a_desync() -> None:
+    state = GAME.initial_state(players=2, seed=3)
+    # A card appears in player 2's area from nowhere.
+    odd = GAME.apply(state, TableChange(player=1, zone="player-2", cards=("diamond-3",))).state
+    cfg = InterpretConfig(pending_frames=5, pending_seconds=10.0)
+    interp: Interpreter[Any, Any] = Interpreter(GAME, cfg)
+    first = interp.observe(state, render(odd, frame=100))
+    assert first.pending and first.moves == () and first.state == state
+    still = interp.observe(state, render(odd, frame=104))
+    assert still.pending
+    done = interp.observe(state, render(odd, frame=105))
+    assert done.desync and not done.pending
+    assert any(isinstance(m, TableChange) and m.zone == "player-2" for m in done.moves)
+    assert done.state.areas[1] == ("diamond-3",)
+
+
+def test_an_unsettled_zone_is_ignored() -> None:
+    state = GAME.initial_state(players=2, seed=3)
+    after = GAME.apply(state, Reserve(player=1, pile=2)).state
+    snap = render(after, frame=1)
+    hidden = render(after, frame=1, settled=set(snap.settled) - {"reserve-1", "craft-pile-2"})
+    assert Interpreter(GAME).observe(state, hidden).moves == ()
+    result = Interpreter(GAME).observe(state, snap)
+    assert [norm(GAME, m) for m in result.moves] == [norm(GAME, Reserve(player=1, pile=2))]
+
+
+def test_bad_snapshot_and_config_values_raise_clear_errors() -> None:
+    with pytest.raises(SnapshotError, match="score"):
+        Candidate(face="wood-1", score=1.5)
+    with pytest.raises(SnapshotError, match="best first"):
+        SeenCard(candidates=(Candidate(face="a", score=0.1), Candidate(face="b", score=0.5)))
+    with pytest.raises(InterpretConfigError, match="beam_width"):
+        InterpretConfig(beam_width=0)
+
+
+def test_use_tool_and_tnt_keep_are_recovered() -> None:
+    setup = {
+        "resource-pile-1": ["tnt", "wood-1"],
+        "resource-pile-2": ["stone-2", "iron-1"],
+        "resource-pile-3": ["gold-1", "wood-2"],
+        "craft-pile-1": ["wood-hoe"],
+        "set-aside": "diamond-hoe",
+        "player-1": ["wood-pickaxe"],
+    }
+    state = GAME.initial_state(players=2, setup=setup)
+    moves = [
+        UseTool(player=1, card="wood-pickaxe"),
+        Mine(player=1, pile=1),
+        TntKeep(player=1, cards=("gold-1", "stone-2")),
+    ]
+    after = state
+    for m in moves:
+        after = GAME.apply(after, m).state
+    result = Interpreter(GAME).observe(state, render(after, frame=1))
+    assert recovered(moves, list(result.moves)) == 3
