@@ -1,0 +1,80 @@
+"""Footage of a simulated game: the video, and a truth that agrees with the engine."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import cv2
+import pytest
+
+from cardtrack.cli import main
+from engine import get_game
+from engine.simulate import simulate_game
+from vision.synth.truth import Truth, load_truth
+
+
+@pytest.fixture(scope="module")
+def clip(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Truth]:
+    """A three-move clip at a low frame rate (few frames keep the test quick), and its truth."""
+    out = tmp_path_factory.mktemp("footage") / "clip"
+    cache = tmp_path_factory.mktemp("cache")
+    mp = pytest.MonkeyPatch()
+    mp.setenv("CARDTRACK_CACHE", str(cache))
+    try:
+        rc = main(["synth", "footage", "--game", "minecraft-card-game", "--players", "2", "--seed", "1",
+                   "--moves", "3", "--fps", "10", "--size", "320x180", "--out", str(out), "--quiet"])
+    finally:
+        mp.undo()
+    assert rc == 0
+    return out, load_truth(out / "truth.json")
+
+
+def test_video_and_truth_frames_agree(clip: tuple[Path, Truth]) -> None:
+    out, truth = clip
+    assert truth.clip.fps == 10.0 and truth.clip.players == 2 and truth.clip.media is not None
+    cap = cv2.VideoCapture(str(out / truth.clip.media.path))
+    assert cap.isOpened()
+    assert int(cap.get(cv2.CAP_PROP_FRAME_COUNT)) == len(truth.frames)
+    assert [f.index for f in truth.frames] == list(range(len(truth.frames)))
+    assert all(f.camera is not None and len(f.markers) == 4 for f in truth.frames)
+
+
+def test_moves_and_checkpoints_follow_the_engine(clip: tuple[Path, Truth]) -> None:
+    _, truth = clip
+    ruleset = get_game("minecraft-card-game")
+    game = simulate_game(ruleset, players=2, seed=1)
+    assert [m.move for m in truth.moves] == [ruleset.move_to_dict(m) for m in game.moves[:3]]
+    frames = [m.frame for m in truth.moves]
+    assert frames == sorted(frames) and len(set(frames)) == 3
+    # One checkpoint before the first move and one after each move, on a frame with no hand.
+    assert len(truth.checkpoints) == 4
+    state = ruleset.initial_state(players=2, seed=game.seed)
+    for k, cp in enumerate(truth.checkpoints):
+        if k:
+            state = ruleset.apply(state, game.moves[k - 1]).state
+            assert cp.frame > truth.moves[k - 1].frame
+        engine_zones = ruleset.zones(state)
+        assert set(cp.zones) == set(engine_zones)
+        for zone, cards in engine_zones.items():
+            assert [zc.card for zc in cp.zones[zone]] == list(cards), zone
+        frame = truth.frames[cp.frame]
+        assert frame.hands == 0
+        seen = {c.track: c for c in frame.cards}
+        for zone, cards in cp.zones.items():
+            for zc in cards:
+                assert seen[zc.track].zone == zone and seen[zc.track].face == zc.face
+    # Mined resource piles show their new top card face up, the rest face down.
+    last = truth.checkpoints[-1].zones
+    for i in range(1, 6):
+        pile = last[f"resource-pile-{i}"]
+        assert pile[0].face == pile[0].card
+        assert all(zc.face == "resource-back" for zc in pile[1:])
+
+
+def test_hands_appear_while_cards_move(clip: tuple[Path, Truth]) -> None:
+    _, truth = clip
+    first = truth.moves[0].frame
+    assert truth.frames[first].hands == 1
+    carried = [c for c in truth.frames[first - 1].cards if c.zone is None]
+    assert carried, "a carried card has no zone while it is in the hand"
+    assert truth.final_state is not None and truth.final_state["game"] == "minecraft-card-game"
