@@ -9,6 +9,7 @@ that was appended: each entry is committed before `append` returns, and `Journal
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import sqlite3
 import time
@@ -236,6 +237,31 @@ class Journal:
     def replace(self, target: int, move: Mapping[str, Any], *, source: str = "operator") -> int:
         self._require_move(target)
         return self._insert(EntryKind.REPLACE, target=target, move=move, source=source)
+
+    def update_header(
+        self,
+        *,
+        names: tuple[str, ...] | None = None,
+        options: Mapping[str, Any] | None = None,
+    ) -> GameHeader:
+        """Correct the players' names or the rule options of the recorded game; a replay folds
+        every move again under the new header."""
+        changes: dict[str, Any] = {}
+        if names is not None:
+            changes["names"] = list(names)
+        if options is not None:
+            changes["options"] = dict(options)
+        with self._conn:
+            self._conn.executemany(
+                "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)",
+                [(k, json.dumps(v)) for k, v in changes.items()],
+            )
+        self.header = dataclasses.replace(
+            self.header,
+            names=self.header.names if names is None else tuple(names),
+            options=self.header.options if options is None else dict(options),
+        )
+        return self.header
 
     def _require_move(self, target: int) -> None:
         row = self._conn.execute("SELECT kind FROM entries WHERE seq = ?", (target,)).fetchone()

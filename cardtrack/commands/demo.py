@@ -1,19 +1,30 @@
 """`cardtrack demo`: the most complete thing that runs end to end today.
 
-Until the camera pipeline is wired in, the demo plays a seeded game of the Mattel game with
-simulated players, narrating every move, the scores and the referee's warnings. Partway through,
-one player takes a third action, as happens at real tables, so the demo shows a warning too.
+Until the camera pipeline is wired in, the demo serves the live pages (overlay, console,
+spectator) on http://127.0.0.1:8765/ while simulated players play the Mattel game, a new game
+after each one, until Ctrl-C (`--once`: one game, then exit). `--narrate` plays one seeded game
+in the console instead, narrating every move, the scores and the referee's warnings; partway
+through, one player takes a third action, as happens at real tables, so it shows a warning too.
 """
 
 from __future__ import annotations
 
 import argparse
+import threading
 import time
+from pathlib import Path
 from typing import Any
 
+from fastapi import FastAPI
+
+from cardtrack.commands.serve import announce, serve_app
 from engine import get_game
 from engine.games.minecraft_card_game import Mine
 from engine.simulate import simulate_game
+from server.app import create_app
+from server.feeds import SimulatedFeed
+from server.session import Session
+from server.settings import DEFAULT_PORT, ServerSettings
 
 GAME = "minecraft-card-game"
 
@@ -21,14 +32,24 @@ GAME = "minecraft-card-game"
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = sub.add_parser(
         "demo",
-        help="play a narrated game of the Mattel game with the referee watching",
-        description="Plays one seeded game with simulated players and narrates each move, "
-        "the scores and every rule warning. Reproducible: the same --seed gives the same game.",
+        help="watch simulated players play the Mattel game live in the web pages",
+        description="Serves the overlay, console and spectator pages on http://127.0.0.1:8765/ "
+        "while simulated players play the Mattel game with the referee watching, game after "
+        "game, until Ctrl-C. --narrate plays one seeded game in the console instead, narrating "
+        "each move, the scores and every rule warning (the same --seed gives the same game).",
     )
     parser.add_argument("--players", type=int, default=3, choices=(2, 3, 4))
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--narrate", action="store_true", help="narrate one game in the console")
     parser.add_argument(
-        "--delay", type=float, default=0.0, help="seconds to pause between moves (e.g. 0.3)"
+        "--delay", type=float, default=0.0,
+        help="--narrate: seconds to pause between moves (e.g. 0.3)",
+    )
+    parser.add_argument("--once", action="store_true", help="serve one game, then exit")
+    parser.add_argument("--pace", type=float, default=1.5, help="seconds per simulated move")
+    parser.add_argument("--port", type=int, default=DEFAULT_PORT, help="0 picks a free port")
+    parser.add_argument(
+        "--journal", type=Path, default=None, help="record (and resume) the games in this file"
     )
     parser.set_defaults(func=run)
 
@@ -60,6 +81,43 @@ def describe(move: Any) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    return narrate(args) if args.narrate else serve(args)
+
+
+def serve(args: argparse.Namespace) -> int:
+    feed = SimulatedFeed(
+        GAME, args.players, seed=args.seed, seconds_per_move=args.pace, loop=not args.once,
+        pause_s=5.0,
+    )
+    settings = ServerSettings(
+        game=GAME, players=args.players, seed=args.seed, journal_path=args.journal, feed=feed,
+        port=args.port,
+    )
+    Session.preflight(journal_path=args.journal, game=GAME, players=args.players)
+    app = create_app(settings)
+    done = threading.Event()
+
+    def started(port: int) -> None:
+        announce(app, settings, port)
+        if args.once:
+            threading.Thread(target=_when_finished, args=(app, done), daemon=True).start()
+
+    serve_app(app, settings, on_started=started, stop=done)
+    if args.once:
+        snap = app.state.session.snapshot
+        ruleset = snap.ruleset
+        print(f"final scores: {list(ruleset.scores(snap.state))}")
+        winner = ruleset.winner(snap.state)
+        print(f"winner: {snap.names[winner - 1]}" if winner else "no winner")
+    return 0
+
+
+def _when_finished(app: FastAPI, done: threading.Event) -> None:
+    app.state.runner.finished.wait()
+    done.set()
+
+
+def narrate(args: argparse.Namespace) -> int:
     ruleset = get_game(GAME)
     game = simulate_game(ruleset, players=args.players, seed=args.seed)
     state = ruleset.initial_state(players=args.players, seed=args.seed)

@@ -33,7 +33,7 @@ def test_bench_engine_reports_applies_per_second(capsys: pytest.CaptureFixture[s
 
 
 def test_demo_narrates_a_whole_game_with_a_warning(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["demo", "--players", "3", "--seed", "7"]) == 0
+    assert main(["demo", "--narrate", "--players", "3", "--seed", "7"]) == 0
     out = capsys.readouterr().out
     assert "WARNING too-many-actions" in out
     assert "winner: player" in out
