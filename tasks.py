@@ -4,7 +4,7 @@
 Each task creates `.venv` on first use and (re)installs the project whenever `pyproject.toml`
 changed, so both commands are idempotent and work on a fresh clone.
 
-  demo   the main job: a whole game through the pipeline, narrated
+  demo   the main job: a live game served on http://127.0.0.1:8765/ (Ctrl-C stops it)
   test   ruff, mypy (strict on engine/), import-linter contracts, then pytest
 """
 
