@@ -12,9 +12,11 @@ import argparse
 import json
 import os
 import platform
+import subprocess
 from dataclasses import asdict
 from pathlib import Path
 
+from cardtrack.commands.rules import load_scenario_file
 from vision.synth.bench import bench_footage
 from vision.synth.errors import SynthError
 from vision.synth.faces import FaceLibrary, faces_of_pack
@@ -49,6 +51,27 @@ def scenes_command(args: argparse.Namespace) -> int:
     return 0
 
 
+def transcode_h264(path: Path, *, crf: int) -> None:
+    """Re-encode an MP4 in place as H.264 (OpenCV writes MPEG-4 part 2 only; it reads H.264).
+
+    Uses the ffmpeg binary that the `imageio-ffmpeg` package ships (the `media` extra).
+    """
+    try:
+        import imageio_ffmpeg
+    except ImportError:
+        raise SynthError(
+            "--h264 needs the ffmpeg that imageio-ffmpeg ships: pip install -e .[media]"
+        ) from None
+    tmp = path.with_suffix(".h264.mp4")
+    cmd = [imageio_ffmpeg.get_ffmpeg_exe(), "-loglevel", "error", "-y", "-i", str(path),
+           "-c:v", "libx264", "-preset", "slow", "-crf", str(crf), "-pix_fmt", "yuv420p",
+           "-movflags", "+faststart", str(tmp)]
+    result = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    if result.returncode != 0:
+        raise SynthError(f"{path}: H.264 re-encoding failed: {result.stderr.strip()[-300:]}")
+    tmp.replace(path)
+
+
 def footage_command(args: argparse.Namespace) -> int:
     if args.moves is not None and args.moves < 0:
         raise SynthError(f"--moves must be 0 or more, got {args.moves}")
@@ -59,13 +82,19 @@ def footage_command(args: argparse.Namespace) -> int:
         raise SynthError(f"{out}: folder is not empty; choose a new --out or pass --force")
     pack = open_pack(args.art, args.game, progress=not args.quiet)
     lib = FaceLibrary(faces_of_pack(pack))
+    script = None
+    if args.scenario:
+        script = load_scenario_file(Path(args.scenario))
     config = FootageConfig(game=args.game, players=args.players, seed=args.seed, moves=args.moves,
                            fps=args.fps, size=args.size, effects=args.effects, drift=not args.still_camera,
-                           video=not args.frames)
+                           video=not args.frames, compress_truth=args.gzip, script=script)
     truth = make_footage(config, lib, out, art=(pack.name,), progress=not args.quiet)
+    if args.h264 is not None and not args.frames:
+        transcode_h264(out / "clip.mp4", crf=args.h264)
     media = "clip.mp4" if not args.frames else "frames/"
+    truth_name = "truth.json.gz" if args.gzip else "truth.json"
     print(f"wrote {len(truth.frames)} frames ({len(truth.frames) / args.fps:.1f} s, {len(truth.moves)} moves) "
-          f"to {out}: {media}, truth.json")
+          f"to {out}: {media}, {truth_name}")
     return 0
 
 
@@ -121,6 +150,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     footage.add_argument("--out", required=True, metavar="DIR")
     footage.add_argument("--art", default="proxy", metavar="PACK|proxy")
     footage.add_argument("--moves", type=int, default=None, help="only the first N moves (default: all)")
+    footage.add_argument("--scenario", metavar="FILE",
+                         help="film this scenario file (docs/scenarios.md) instead of a simulated game")
+    footage.add_argument("--gzip", action="store_true", help="write truth.json.gz (a fraction of the size)")
+    footage.add_argument("--h264", type=int, metavar="CRF", default=None,
+                         help="re-encode the clip as H.264 at this quality (18 best .. 35 smallest); "
+                         "needs the `media` extra (imageio-ffmpeg), used for the bundled clips")
     footage.add_argument("--fps", type=float, default=30.0)
     footage.add_argument("--size", type=_size, default=(1280, 720), metavar="WxH")
     footage.add_argument("--effects", type=float, default=1.0)

@@ -34,6 +34,7 @@ from engine import get_game
 from engine.catalog import Catalog
 from engine.core import Audience, Ruleset
 from engine.errors import EngineError
+from engine.scenario import parse_scenario
 from engine.simulate import simulate_game
 from vision.synth.camera import Camera, sample_camera
 from vision.synth.clutter import random_clutter
@@ -82,6 +83,9 @@ class FootageConfig:
     drift: bool = True
     video: bool = True
     jpeg_quality: int = 90
+    compress_truth: bool = False
+    script: Mapping[str, Any] | None = None
+    """A scenario document (docs/scenarios.md) to film instead of a simulated game."""
 
 
 # --- which face shows -----------------------------------------------------------------------
@@ -497,12 +501,29 @@ def make_footage(
             f"the art has no image for {len(missing)} faces of {config.game} "
             f"(e.g. {', '.join(missing[:4])}); use --art proxy or complete the pack"
         )
-    game = simulate_game(ruleset, players=config.players, seed=config.seed)
-    moves = list(game.moves if config.moves is None else game.moves[: config.moves])
+    if config.script is not None:
+        try:
+            scenario = parse_scenario(config.script, "footage script")
+            if scenario.game != config.game or scenario.players != config.players:
+                raise SynthError(
+                    f"footage: the script is a {scenario.players}-player {scenario.game} game, "
+                    f"not {config.players}-player {config.game}"
+                )
+            state = ruleset.initial_state(players=scenario.players, options=scenario.options,
+                                          seed=scenario.seed, setup=scenario.setup)
+            scripted = [ruleset.parse_move(m) for m in scenario.moves]
+        except EngineError as exc:
+            raise SynthError(f"footage: {exc}") from None
+        total_moves = len(scripted)
+    else:
+        game = simulate_game(ruleset, players=config.players, seed=config.seed)
+        state = ruleset.initial_state(players=config.players, seed=game.seed, options=game.options)
+        scripted = list(game.moves)
+        total_moves = len(game.moves)
+    moves = scripted if config.moves is None else scripted[: config.moves]
     rng = np.random.default_rng([config.seed, 0xF007])
     face_rule = FACE_RULES.get(config.game, generic_face)(catalog, layout)
     table = TableModel(layout=layout, catalog=catalog, face_rule=face_rule, rng=rng)
-    state = ruleset.initial_state(players=config.players, seed=game.seed, options=game.options)
     table.load(ruleset.zones(state), state)
 
     w_mm, h_mm = layout.table_mm
@@ -588,12 +609,13 @@ def make_footage(
                       media=MediaRef(kind="video", path="clip.mp4") if config.video
                       else MediaRef(kind="frames", path="frames"),
                       generator=GENERATOR, seed=config.seed, art=art,
-                      extra={"moves_simulated": len(game.moves), "moves_shown": len(moves)}),
+                      extra={"moves_in_game": total_moves, "moves_shown": len(moves),
+                             "scripted": config.script is not None}),
         frames=tuple(frames),
         checkpoints=tuple(checkpoints),
         moves=tuple(move_truths),
         final_state=final,
     )
-    write_truth(truth, out / "truth.json")
+    write_truth(truth, out / ("truth.json.gz" if config.compress_truth else "truth.json"))
     return truth
 

@@ -13,6 +13,7 @@ same schema file) and raises `TruthError` naming the file, the JSON path and the
 
 from __future__ import annotations
 
+import gzip
 import json
 import math
 import re
@@ -247,7 +248,12 @@ def write_truth(t: Truth, path: str | Path) -> Path:
     text = dumps_truth(t)
     validate_truth_data(json.loads(text), str(path), use_jsonschema=False)
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
+    if path.suffix == ".gz":
+        # mtime=0: the same truth always compresses to the same bytes.
+        with gzip.GzipFile(path, "wb", mtime=0) as fh:
+            fh.write(text.encode("utf-8"))
+    else:
+        path.write_text(text, encoding="utf-8")
     return path
 
 
@@ -321,9 +327,13 @@ def load_truth(path: str | Path) -> Truth:
     """Read and validate a truth file. Raises `TruthError` naming the file, JSON path and reason."""
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        if path.suffix == ".gz":
+            with gzip.open(path, "rt", encoding="utf-8") as fh:
+                text = fh.read()
+        else:
+            text = path.read_text(encoding="utf-8")
     except OSError as exc:
-        raise TruthError(f"{path}: cannot read truth file ({exc.strerror})") from None
+        raise TruthError(f"{path}: cannot read truth file ({exc.strerror or exc})") from None
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
