@@ -119,3 +119,30 @@ def test_replay_command_prints_the_game(tmp_path: Path, capsys: pytest.CaptureFi
     assert f"scores: {list(GAME.scores(live))}" in out
     assert main(["replay", str(tmp_path / "nope.sqlite")]) == 2
     assert "no journal file" in capsys.readouterr().err
+
+
+def test_replay_serves_a_recorded_game_through_the_same_app(tmp_path: Path) -> None:
+    import time
+
+    from fastapi.testclient import TestClient
+
+    from cardtrack.commands.replay import replay_settings
+    from server.app import create_app
+
+    journal, live = record(tmp_path / "game.sqlite", seed=6)
+    journal.close()
+    before = (tmp_path / "game.sqlite").read_bytes()
+    settings = replay_settings(
+        tmp_path / "game.sqlite", speed=0, host="127.0.0.1", port=0, lang="en",
+        workdir=tmp_path / "work",
+    )
+    with TestClient(create_app(settings)) as client:
+        deadline = time.monotonic() + 30
+        state = client.get("/api/state", params={"audience": "public"}).json()
+        while not state["over"] and time.monotonic() < deadline:
+            time.sleep(0.05)
+            state = client.get("/api/state", params={"audience": "public"}).json()
+        assert state["over"]
+        assert [p["score"] for p in state["players"]] == list(GAME.scores(live))
+    # The recorded journal is only read.
+    assert (tmp_path / "game.sqlite").read_bytes() == before
