@@ -266,6 +266,17 @@ def create_app(settings: ServerSettings) -> FastAPI:
             "warnings": [viewmodel.warning_dict(s, w) for s, w in snap.warnings if s > since],
         }
 
+    @app.get(
+        "/api/camera.jpg", tags=["game"], response_class=Response,
+        responses={200: {"content": {"image/jpeg": {}}}, 404: {"description": "no camera view yet"}},
+    )
+    def camera_view(session: SessionDep, _: Writer) -> Response:
+        """The newest camera frame with the zones and the cards found drawn on it (operator)."""
+        jpeg = session.camera_jpeg
+        if jpeg is None:
+            raise HTTPException(404, "no camera view yet: the camera feed has not produced a frame")
+        return Response(content=jpeg, media_type="image/jpeg", headers={"Cache-Control": "no-store"})
+
     @app.get("/api/journal", response_model=schemas.JournalOut, tags=["game"])
     def journal(session: SessionDep, _: Writer, since: SinceQ = 0) -> dict[str, Any]:
         """Raw journal entries newer than `since`, with their evidence (operator data)."""

@@ -94,7 +94,7 @@ class PlayerOut(BaseModel):
 class StatusOut(BaseModel):
     feed: Literal["running", "stopped"]
     feed_name: str | None = None
-    camera: Literal["none", "ok", "lost"]
+    camera: Literal["none", "ok", "lost", "moved"]
     fps: float | None = None
     stage_ms: dict[str, float] = {}
     pending: list[dict[str, Any]] = []

@@ -66,6 +66,7 @@ class CameraState(StrEnum):
     NONE = "none"
     OK = "ok"
     LOST = "lost"
+    MOVED = "moved"  # the table markers moved and the calibration could not be re-fitted
 
 
 class ChangeKind(StrEnum):
@@ -180,6 +181,7 @@ class Session:
     def __init__(self, journal: Journal, *, base_path: Path, game_no: int, resumed: bool) -> None:
         self._lock = threading.RLock()
         self._listeners: list[Listener] = []
+        self._camera_jpeg: bytes | None = None
         self._journal = journal
         self._base_path = base_path
         self._game_no = game_no
@@ -405,6 +407,16 @@ class Session:
             self._fold()
             self._publish(ChangeKind.GAME, None)
             return self._snapshot
+
+    def publish_camera(self, jpeg: bytes) -> None:
+        """Keep the newest annotated camera view (JPEG) for the operator console."""
+        with self._lock:
+            self._camera_jpeg = jpeg
+
+    @property
+    def camera_jpeg(self) -> bytes | None:
+        with self._lock:
+            return self._camera_jpeg
 
     def report_status(
         self,

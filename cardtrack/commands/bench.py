@@ -42,6 +42,32 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     srv.add_argument("--players", type=int, default=3)
     srv.add_argument("--seed", type=int, default=1000)
     srv.set_defaults(func=bench_server)
+    fnd = bsub.add_parser("finder", help="card finder: milliseconds per 1280×720 frame")
+    fnd.add_argument("--model", default=None, help="finder model (default models/finder.onnx)")
+    fnd.add_argument("--frames", type=int, default=50, help="timed calls")
+    fnd.add_argument("--threads", type=int, default=1)
+    fnd.add_argument("--seed", type=int, default=9001)
+    fnd.set_defaults(func=bench_finder)
+    ident = bsub.add_parser("identifier", help="card identifier: embed + match milliseconds per card")
+    ident.add_argument("--model", default=None, help="identifier model (default models/identifier.onnx)")
+    ident.add_argument("--game", default="minecraft-card-game", help="proxy pack to match against")
+    ident.add_argument("--batch", type=int, default=10, help="crops per call")
+    ident.add_argument("--calls", type=int, default=200, help="timed calls")
+    ident.add_argument("--threads", type=int, default=1)
+    ident.add_argument("--seed", type=int, default=9002)
+    ident.set_defaults(func=bench_identifier)
+    pipe = bsub.add_parser(
+        "pipeline", help="whole pipeline on bundled footage: fps, ms per stage, settle-to-move time"
+    )
+    pipe.add_argument("--clip", default="datasets/footage/mattel-2p-tnt-endgame",
+                      help="folder with clip.mp4 and truth.json.gz")
+    pipe.add_argument("--oracle", action="store_true",
+                      help="truth stand-ins instead of the models: measures everything downstream")
+    pipe.add_argument("--finder", default=None, help="finder model (default models/finder.onnx)")
+    pipe.add_argument("--identifier", default=None, help="identifier model (default models/identifier.onnx)")
+    pipe.add_argument("--frames", type=int, default=None, help="stop after this many frames")
+    pipe.add_argument("--threads", type=int, default=1)
+    pipe.set_defaults(func=bench_pipeline)
 
 
 def machine() -> dict[str, Any]:
@@ -193,4 +219,179 @@ def bench_server(args: argparse.Namespace) -> int:
             indent=2,
         )
     )
+    return 0
+
+
+def bench_finder(args: argparse.Namespace) -> int:
+    import numpy as np
+
+    from vision.finder import DEFAULT_MODEL, Finder
+    from vision.synth.library import build_library
+    from vision.synth.stills import StillsConfig, iter_stills
+
+    finder = Finder(args.model or DEFAULT_MODEL, threads=args.threads)
+    lib, deck = build_library("minecraft-card-game", "proxy", mixed=True, seed=args.seed, designs=40)
+    images = [r.image for _, _, r in iter_stills(lib, deck, StillsConfig(count=4, seed=args.seed))]
+    finder.find_one(images[0])
+    times, cards = [], 0
+    for i in range(args.frames):
+        start = time.perf_counter()
+        cards += len(finder.find_one(images[i % len(images)]))
+        times.append((time.perf_counter() - start) * 1000.0)
+    q = np.percentile(times, [50, 95])
+    print(json.dumps({
+        "benchmark": "finder",
+        "frame": "1280x720 synthetic still",
+        "frames": args.frames,
+        "threads": args.threads,
+        "ms_per_frame": {"p50": round(float(q[0]), 2), "p95": round(float(q[1]), 2)},
+        "cards_per_frame": round(cards / max(args.frames, 1), 1),
+        "machine": machine(),
+    }, indent=2))
+    return 0
+
+
+def bench_identifier(args: argparse.Namespace) -> int:
+    import tempfile
+
+    import numpy as np
+
+    from vision.art.pack import proxy_pack
+    from vision.identify import DEFAULT_MODEL, Gallery, Identifier
+    from vision.train.augment import master, webcam_crop
+
+    identifier = Identifier(args.model or DEFAULT_MODEL, threads=args.threads)
+    pack = proxy_pack(args.game)
+    start = time.perf_counter()
+    with tempfile.TemporaryDirectory() as cache:
+        gallery = Gallery.build(pack, identifier, cache_dir=cache)
+    build_s = time.perf_counter() - start
+    rng = np.random.default_rng(args.seed)
+    faces = list(pack.faces)
+    crops = [webcam_crop(master(pack.image(faces[i % len(faces)])), rng) for i in range(args.batch * 8)]
+    batches = [crops[i:i + args.batch] for i in range(0, len(crops), args.batch)]
+    gallery.match(identifier.embed(batches[0]))
+    embed_ms, match_ms = [], []
+    for i in range(args.calls):
+        batch = batches[i % len(batches)]
+        t0 = time.perf_counter()
+        emb = identifier.embed(batch)
+        t1 = time.perf_counter()
+        gallery.match(emb, top_k=5)
+        t2 = time.perf_counter()
+        embed_ms.append((t1 - t0) * 1000.0 / len(batch))
+        match_ms.append((t2 - t1) * 1000.0 / len(batch))
+    total = np.array(embed_ms) + np.array(match_ms)
+    print(json.dumps({
+        "benchmark": "identifier",
+        "game": args.game,
+        "gallery_entries": int(gallery.embeddings.shape[0]),
+        "gallery_build_s": round(build_s, 2),
+        "batch": args.batch,
+        "calls": args.calls,
+        "threads": args.threads,
+        "ms_per_card": {
+            "embed_p50": round(float(np.median(embed_ms)), 3),
+            "match_p50": round(float(np.median(match_ms)), 3),
+            "total_p50": round(float(np.median(total)), 3),
+            "total_p95": round(float(np.percentile(total, 95)), 3),
+        },
+        "machine": machine(),
+    }, indent=2))
+    return 0
+
+
+def bench_pipeline(args: argparse.Namespace) -> int:
+    """Every frame of a bundled clip through the pipeline, as fast as it goes."""
+    from pathlib import Path
+
+    import numpy as np
+    from tqdm import tqdm
+
+    from engine.core import Audience
+    from vision.capture import open_source
+    from vision.pipeline import (
+        Pipeline,
+        PipelineConfig,
+        TruthOracleFinder,
+        TruthOracleIdentifier,
+        profile_from_truth,
+        score_moves,
+        setup_from_truth,
+    )
+    from vision.synth.truth import load_truth
+    from vision.timing import StageTimer
+
+    folder = Path(args.clip)
+    truth_path = next((folder / n for n in ("truth.json.gz", "truth.json") if (folder / n).is_file()), None)
+    if truth_path is None or not (folder / "clip.mp4").is_file():
+        raise ValueError(f"{folder}: needs clip.mp4 and truth.json.gz (render one with `cardtrack synth footage`)")
+    truth = load_truth(truth_path)
+    game, players, fps = truth.clip.game, truth.clip.players, truth.clip.fps or 30.0
+    if game is None or players is None:
+        raise ValueError(f"{truth_path}: the clip names no game or player count")
+    config = PipelineConfig.for_game(game, fps=fps, camera_check=False)
+    common: dict[str, Any] = {
+        "game": game, "players": players, "profile": profile_from_truth(truth, source=str(truth_path)),
+        "setup": setup_from_truth(truth, get_game(game), source=str(truth_path)),
+        "timer": StageTimer(window=100_000),
+    }
+    if args.oracle:
+        pipeline = Pipeline(config, finder=TruthOracleFinder(truth), identifier=TruthOracleIdentifier(truth), **common)
+    else:
+        pipeline = Pipeline.from_models(config, finder_path=args.finder, identifier_path=args.identifier,
+                                        threads=args.threads, **common)
+    frame_ms: list[float] = []
+    settle_to_move: list[float] = []
+    emitted: list[tuple[int, dict[str, Any]]] = []
+    pending_since: tuple[int, float] | None = None
+    total = len(truth.frames) if args.frames is None else min(args.frames, len(truth.frames))
+    with open_source(folder / "clip.mp4") as source, tqdm(total=total, desc="pipeline", unit="frame") as bar:
+        for frame in source:
+            if args.frames is not None and frame.index >= args.frames:
+                break
+            start = time.perf_counter()
+            step = pipeline.process(frame)
+            ms = (time.perf_counter() - start) * 1000.0
+            frame_ms.append(ms)
+            bar.update(1)
+            if step.pending and pending_since is None:
+                pending_since = (step.frame_index, ms)
+            if step.moves:
+                # From the frame that first read the settled change to the move, in camera time
+                # (frames waited at the clip's rate) plus this frame's compute.
+                waited = 0.0 if pending_since is None else (step.frame_index - pending_since[0]) * 1000.0 / fps
+                settle_to_move.append(waited + ms)
+                emitted += [(step.frame_index, m) for m in step.move_dicts]
+            if not step.pending:
+                pending_since = None
+    score = score_moves(emitted, [(m.frame, dict(m.move)) for m in truth.moves])
+
+    def pct(values: list[float]) -> dict[str, float | None]:
+        if not values:
+            return {"p50": None, "p95": None}
+        q = np.percentile(values, [50, 95])
+        return {"p50": round(float(q[0]), 2), "p95": round(float(q[1]), 2)}
+
+    view = pipeline.ruleset.view(pipeline.belief, Audience.OPERATOR)
+    print(json.dumps({
+        "benchmark": "pipeline",
+        "clip": str(folder),
+        "models": "truth stand-ins (--oracle)" if args.oracle else "onnx",
+        "frames": len(frame_ms),
+        "frame_size": list(truth.clip.frame_size),
+        "fps": round(len(frame_ms) / max(sum(frame_ms) / 1000.0, 1e-9), 1),
+        "ms_per_frame": pct(frame_ms),
+        "ms_per_stage": {
+            name: {"p50": round(s.p50_ms, 3), "p95": round(s.p95_ms, 3), "calls": s.count}
+            for name, s in pipeline.timer.stats().items()
+        },
+        "settle_to_move_ms": pct(settle_to_move),
+        "truth_completion_to_move_ms": pct([d * 1000.0 / fps for d in score.delays_frames]),
+        "moves": {"emitted": score.emitted, "truth": score.expected, "matched": score.matched,
+                  "precision": round(score.precision, 3), "recall": round(score.recall, 3)},
+        "final_scores": {"read": view.get("scores"),
+                         "truth": (truth.final_state or {}).get("scores")},
+        "machine": machine(),
+    }, indent=2))
     return 0

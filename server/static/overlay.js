@@ -176,6 +176,7 @@ function renderStatus(view) {
   const problems = [];
   if (!connected) problems.push(t("disconnected"));
   if (view?.status?.camera === "lost") problems.push(t("camera_lost"));
+  if (view?.status?.camera === "moved") problems.push(t("camera_moved"));
   line.replaceChildren(...(problems.length ? [icon("link"), problems.join(" • ")] : []));
   line.hidden = problems.length === 0;
 }

@@ -1,0 +1,215 @@
+"""`cardtrack train`: train the vision models and measure them.
+
+`train identifier` trains the card identifier (torch, the optional `train` extra: `pip install
+-e .[train]`), fits its score calibration, exports it to ONNX and checks the export; with
+`--eval-only` it needs no torch and writes the accuracy report of an existing model instead
+(held-out crops of every game's proxy deck and of an enrolled pack of the real Minecraft:
+Explorers scans, plus crops cut from rendered scenes). Each model is a subcommand with its own
+handler and `add_parser` block, so `train finder` sits beside it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import tempfile
+import time
+from pathlib import Path
+
+from vision.identify import DEFAULT_MODEL
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+DEFAULT_SCANS = REPO_ROOT.parent / "shared" / "decks" / "explorers-scans"
+EVAL_GAMES = ("minecraft-card-game", "minecraft-mk1", "angry-birds-power-cards", "minecraft-explorers")
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected 1 or more, got {value}")
+    return value
+
+
+def _scans_pack(scans: Path, work: Path, quiet: bool) -> Path:
+    """Enroll the Explorers scans into a pack under `work` (reused when already there)."""
+    from vision.art.enroll import enroll, load_name_map, shipped_name_map
+    from vision.art.pack import PACK_FILE
+
+    out = work / "explorers-scans-pack"
+    if (out / PACK_FILE).is_file():
+        return out
+    names = shipped_name_map("minecraft-explorers")
+    report = enroll("minecraft-explorers", scans, out, load_name_map(names) if names else None,
+                    progress=not quiet)
+    if report.missing:
+        print(f"note: the scans lack {len(report.missing)} faces: {', '.join(report.missing[:8])}")
+    return out
+
+
+def eval_identifier(args: argparse.Namespace) -> int:
+    from vision.art.pack import load_pack, proxy_pack
+    from vision.identify import Identifier
+    from vision.train.evaluate import Queries, evaluate, report_dict, report_markdown, scene_queries
+
+    identifier = Identifier(args.out, threads=args.threads)
+    work = Path(args.work) if args.work else Path(tempfile.gettempdir()) / "cardtrack-identifier-eval"
+    work.mkdir(parents=True, exist_ok=True)
+    decks = {}
+    for game in EVAL_GAMES:
+        pack = proxy_pack(game, progress=not args.quiet)
+        decks[f"{game} proxy"] = (pack, {fid: pack.image(fid) for fid in pack.faces})
+    scenes: dict[str, Queries] = {}
+    scans = Path(args.scans) if args.scans else (DEFAULT_SCANS if DEFAULT_SCANS.is_dir() else None)
+    if scans is not None:
+        if not scans.is_dir():
+            raise ValueError(f"{scans}: not a folder of scans; pass the Explorers scans with --scans")
+        pack_dir = _scans_pack(scans, work, args.quiet)
+        pack = load_pack(pack_dir)
+        name = "minecraft-explorers real scans"
+        decks[name] = (pack, {fid: pack.image(fid) for fid in pack.faces})
+        if args.scenes:
+            scenes[name] = scene_queries("minecraft-explorers", pack_dir, seed=9_000 + args.seed,
+                                         stills=args.scenes, progress=not args.quiet)
+    else:
+        print("note: no Explorers scans found; pass --scans to include the real deck")
+    report = evaluate(identifier, decks, seed=args.seed, per_turn=args.per_turn, scenes=scenes,
+                      progress=not args.quiet)
+    text = report_markdown(report)
+    print(text)
+    if args.report:
+        Path(args.report).write_text(json.dumps(report_dict(report), indent=1) + "\n", encoding="utf-8")
+        print(f"wrote {args.report}")
+    print(f"evaluated in {report.seconds:.0f} s")
+    return 0
+
+
+def train_identifier_command(args: argparse.Namespace) -> int:
+    if args.eval_only:
+        return eval_identifier(args)
+    # Idle OpenMP threads sleep instead of spinning: on a shared two-core machine spinning
+    # threads steal the cores the crop-making worker needs.
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+    try:
+        import torch  # noqa: F401
+    except ImportError:
+        raise ValueError(
+            "training needs torch, which is an optional extra: `pip install -e .[train]` "
+            "(or use --eval-only to measure an existing model)"
+        ) from None
+    from vision.train.data import PoolConfig, cache_root
+    from vision.train.identifier import TrainConfig, train_identifier
+
+    default = TrainConfig()
+    config = TrainConfig(
+        steps=args.steps or default.steps,
+        batch=args.batch,
+        threads=args.threads,
+        workers=args.workers,
+        checkpoint_every=args.checkpoint_every,
+        pool=PoolConfig(designs=args.designs),
+    )
+    work = Path(args.work) if args.work else cache_root() / f"identifier-seed{args.seed}"
+    start = time.perf_counter()
+    result = train_identifier(args.out, seed=args.seed, config=config, work_dir=work,
+                              resume=args.resume, progress=not args.quiet)
+    print(f"wrote {result.out}: {result.parameters} parameters, {result.classes} classes, "
+          f"{result.steps} steps in {result.seconds:.0f} s of training "
+          f"({time.perf_counter() - start:.0f} s in all)")
+    print(f"final loss {result.final_loss:.3f}, batch accuracy {result.final_accuracy:.3f}; "
+          f"onnxruntime vs torch max difference {result.export_max_diff:.1e}")
+    cal = result.calibration
+    print(f"calibration: temperature {cal.temperature}, unknown level {cal.unknown_level}, "
+          f"threshold {cal.threshold}; log: {result.log}")
+    return 0
+
+
+def train_finder_command(args: argparse.Namespace) -> int:
+    """`train finder`: render data shards, train, export; or with --eval-only measure a model."""
+    from vision.train import finder as ft
+
+    out = Path(args.out)
+    if args.eval_only:
+        report = ft.evaluate_finder(out, scenes=args.scenes, seed=args.eval_seed, threads=args.threads_eval,
+                                    progress=not args.quiet)
+        print(ft.report_markdown(report))
+        if args.card:
+            ft.write_report(Path(args.card), report)
+            print(f"wrote the metrics into {args.card}")
+        return 0
+    root = Path(args.work) if args.work else Path(tempfile.gettempdir()) / "cardtrack-finder"
+    data = root / f"data-seed{args.data_seed}"
+    if args.shards:
+        ft.render_shards(data, seed=args.data_seed, shards=range(args.shards), progress=not args.quiet)
+    config = ft.FinderTrainConfig(steps=args.steps, batch=args.batch, threads=args.threads,
+                                  max_minutes=args.minutes)
+    result = ft.train_finder(out, data_dir=data, work_dir=root / f"work-seed{args.seed}", seed=args.seed,
+                             config=config, resume=not args.restart, progress=not args.quiet)
+    print(f"wrote {result.out}: {result.parameters} parameters, {result.steps} steps in "
+          f"{result.seconds / 60:.1f} min, final loss {result.final_loss:.3f}, onnxruntime vs torch "
+          f"max difference {result.export_max_diff:.1e}; log: {result.log}")
+    return 0
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = sub.add_parser(
+        "train",
+        help="train a vision model (torch extra) or measure one (--eval-only)",
+        description="Train the vision models. Training needs the optional torch extra "
+        "(`pip install -e .[train]`); measuring a model does not.",
+    )
+    tsub = parser.add_subparsers(dest="train_command", metavar="MODEL", required=True)
+
+    ident = tsub.add_parser(
+        "identifier",
+        help="the card identifier: embedding model + gallery matching",
+        description="Train the card identifier on proxy art of three games and random designs "
+        "(never Minecraft: Explorers), calibrate, export to ONNX and verify it. With --eval-only, "
+        "write the accuracy report of the model at --out instead.",
+    )
+    ident.add_argument("--out", default=str(DEFAULT_MODEL), help="the ONNX model to write (or to measure)")
+    ident.add_argument("--seed", type=int, default=0)
+    ident.add_argument("--steps", type=_positive, default=None, help="training steps (default 1800)")
+    ident.add_argument("--batch", type=_positive, default=128)
+    ident.add_argument("--designs", type=_positive, default=2000, help="random designs in the training pool")
+    ident.add_argument("--resume", default=None, help="checkpoint to continue from (WORK/checkpoint.pt)")
+    ident.add_argument("--work", default=None, help="folder for checkpoints and the log (default ~/.cache/cardtrack/train/identifier-seedN)")
+    ident.add_argument("--checkpoint-every", type=_positive, default=250)
+    ident.add_argument("--threads", type=_positive, default=2, help="torch / onnxruntime threads")
+    ident.add_argument("--workers", type=int, default=1, choices=(0, 1, 2), help="crop-making processes")
+    ident.add_argument("--eval-only", action="store_true", help="measure the model at --out, no training")
+    ident.add_argument("--per-turn", type=_positive, default=10, help="eval crops per face and turn")
+    ident.add_argument("--scans", default=None, help="folder of the Explorers scans (default ../shared/decks/explorers-scans)")
+    ident.add_argument("--scenes", type=int, default=40, help="rendered scenes to cut eval crops from (0: none)")
+    ident.add_argument("--report", default=None, help="write the eval report as JSON here")
+    ident.add_argument("--quiet", action="store_true")
+    ident.set_defaults(func=train_identifier_command)
+
+    fnd = tsub.add_parser(
+        "finder",
+        help="the card finder: corners of every card (CenterNet-style ONNX detector)",
+        description="Render synthetic scenes (every game's proxy art mixed with random designs) "
+        "into data shards under WORK, train the finder on them (resumable), export it to ONNX and "
+        "verify it against torch. With --eval-only, measure the model at --out on held-out scenes "
+        "and, with --card, write the figures into its model card.",
+    )
+    fnd.add_argument("--out", default="models/finder.onnx", help="the ONNX model to write (or to measure)")
+    fnd.add_argument("--seed", type=int, default=0, help="training seed")
+    fnd.add_argument("--data-seed", type=int, default=1, help="seed of the rendered training scenes")
+    fnd.add_argument("--shards", type=int, default=40, help="data shards of 25 scenes to render first (0: use what is there)")
+    fnd.add_argument("--steps", type=_positive, default=4000)
+    fnd.add_argument("--batch", type=_positive, default=12)
+    fnd.add_argument("--minutes", type=float, default=32.0, help="stop training after this many minutes")
+    fnd.add_argument("--threads", type=_positive, default=2, help="torch threads")
+    fnd.add_argument("--work", default=None, help="folder for data shards and checkpoints (default TMP/cardtrack-finder)")
+    fnd.add_argument("--restart", action="store_true", help="ignore an existing checkpoint")
+    fnd.add_argument("--eval-only", action="store_true", help="measure the model at --out, no training")
+    fnd.add_argument("--scenes", type=_positive, default=100, help="held-out scenes to measure on")
+    fnd.add_argument("--eval-seed", type=int, default=9001, help="seed of the held-out scenes")
+    fnd.add_argument("--threads-eval", type=_positive, default=1, help="onnxruntime threads when measuring")
+    fnd.add_argument("--card", default=None, help="model card to write the metrics into (models/finder.md)")
+    fnd.add_argument("--quiet", action="store_true")
+    fnd.set_defaults(func=train_finder_command)

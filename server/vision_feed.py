@@ -1,0 +1,183 @@
+"""The camera feed: runs the vision pipeline in the feed's worker thread and submits its moves.
+
+`VisionFeed` reads frames from a capture source, passes each through a `vision.pipeline.Pipeline`
+and submits every move the rules read from a settled table to the session, with its evidence
+(frame index, time, interpretation score, and the face candidates of the zones that changed).
+The session stays the authority: the pipeline's belief is taken from the session at the start
+and again whenever someone else changed the game (an operator correction, an undo), and a move
+decided from an older state is dropped (`expect_seq`). About twice a second it reports the
+frames per second, the median milliseconds of each stage, the camera's state and the changes
+the rules hold as pending. A lost camera is reported, never a crash; a file source that ends
+ends the feed. `step_listener` lets a caller (the headless command) see every step.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from server.session import CameraState, ConflictError, Session, SessionError
+from vision.annotate import annotate, encode_jpeg
+from vision.capture import CaptureError, FrameSource, SourceState, open_source
+from vision.pipeline import Pipeline, PipelineStep
+
+log = logging.getLogger(__name__)
+
+STATUS_EVERY_S = 0.5
+READ_TIMEOUT_S = 0.5
+
+StepListener = Callable[[PipelineStep, list[dict[str, Any]]], None]
+
+
+def pending_items(step: PipelineStep, candidates: int = 3) -> list[dict[str, Any]]:
+    """What the console shows for a change the rules hold as pending: per unexplained zone, the
+    top card's face candidates."""
+    interp = step.interpretation
+    if interp is None or not interp.pending or step.snapshot is None:
+        return []
+    zones = sorted(interp.alternatives[0].unexplained) if interp.alternatives else []
+    items = []
+    for zone in zones:
+        cards = step.snapshot.cards(zone)
+        items.append({
+            "zone": zone,
+            "frame": step.frame_index,
+            "candidates": [{"face": c.face, "score": round(c.score, 3)} for c in cards[0].candidates[:candidates]]
+            if cards else [],
+        })
+    return items
+
+
+class VisionFeed:
+    """Feed of moves read by the camera (see module docstring)."""
+
+    name = "vision"
+
+    def __init__(
+        self,
+        pipeline: Pipeline,
+        source: str | int | FrameSource,
+        *,
+        live: bool | None = None,
+        setup: Mapping[str, Any] | None = None,
+        step_listener: StepListener | None = None,
+    ) -> None:
+        self.pipeline = pipeline
+        self.source = source
+        self.live = live
+        self.setup = dict(setup) if setup is not None else None
+        self.step_listener = step_listener
+        self.frames = 0
+        self.submitted = 0
+
+    def _open(self) -> FrameSource:
+        if isinstance(self.source, FrameSource):
+            return self.source
+        return open_source(self.source, live=self.live)
+
+    def _start_game(self, session: Session) -> int:
+        snap = session.snapshot
+        game, players = self.pipeline.game, self.pipeline.players
+        fresh = snap.seq == 0 and not session.resumed
+        if snap.game != game or snap.players != players or (fresh and self.setup is not None):
+            # The camera sees this deal: the game in the journal starts from it.
+            session.new_game(game=game, players=players, setup=self.setup)
+        snap = session.snapshot
+        self.pipeline.set_belief(snap.state)
+        return snap.seq
+
+    def run(self, session: Session, stop: threading.Event) -> None:
+        known = self._start_game(session)
+        try:
+            source = self._open()
+        except CaptureError as exc:
+            session.report_status(camera=CameraState.LOST, message=f"camera: {exc}")
+            raise
+        session.report_status(camera=CameraState.OK, message="")
+        last_status = 0.0
+        started = time.monotonic()
+        frames_at_status = 0
+        try:
+            while not stop.is_set():
+                frame = source.read(timeout=READ_TIMEOUT_S)
+                now = time.monotonic()
+                if frame is None:
+                    status = source.status()
+                    if status.state is SourceState.ENDED:
+                        return
+                    if now - last_status >= STATUS_EVERY_S:
+                        session.report_status(camera=CameraState.LOST, message=status.describe())
+                        last_status = now
+                    continue
+                snap = session.snapshot
+                if snap.seq != known:
+                    self.pipeline.set_belief(snap.state)  # someone else changed the game
+                    known = snap.seq
+                step = self.pipeline.process(frame)
+                self.frames += 1
+                known = self._submit(session, step, known)
+                if now - last_status >= STATUS_EVERY_S:
+                    view = annotate(frame.image, step, self.pipeline.zone_polygons)
+                    session.publish_camera(encode_jpeg(view))
+                    elapsed = max(now - (last_status or started), 1e-6)
+                    fps = (self.frames - frames_at_status) / elapsed
+                    frames_at_status = self.frames
+                    last_status = now
+                    session.report_status(
+                        camera=camera_state(step),
+                        fps=fps,
+                        stage_ms={k: v.p50_ms for k, v in self.pipeline.timer.stats().items()},
+                        pending=pending_items(step),
+                        message=_camera_message(step),
+                    )
+        finally:
+            if source is not self.source:
+                source.close()
+
+    def _submit(self, session: Session, step: PipelineStep, known: int) -> int:
+        results: list[dict[str, Any]] = []
+        for move in step.move_dicts:
+            try:
+                result = session.submit(
+                    move, source="vision", evidence=dict(step.evidence or {}), frame=step.frame_index,
+                    expect_seq=known,
+                )
+            except ConflictError:
+                # The game moved on while this frame was read: read again from the new state.
+                snap = session.snapshot
+                self.pipeline.set_belief(snap.state)
+                return snap.seq
+            except SessionError as exc:
+                log.warning("vision move refused: %s (%s)", move, exc)
+                results.append({"move": move, "error": str(exc)})
+                snap = session.snapshot
+                self.pipeline.set_belief(snap.state)
+                known = snap.seq
+                break
+            self.submitted += 1
+            known = session.snapshot.seq
+            results.append({
+                "move": result.move, "seq": result.seq,
+                "warnings": [w.code for w in result.warnings],
+            })
+        if self.step_listener is not None:
+            self.step_listener(step, results)
+        return known
+
+
+def camera_state(step: PipelineStep) -> CameraState:
+    """MOVED once the bump check says the camera moved and could not be re-fitted."""
+    camera = step.camera
+    if camera is not None and camera.status.value == "camera-moved":
+        return CameraState.MOVED
+    return CameraState.OK
+
+
+def _camera_message(step: PipelineStep) -> str:
+    camera = step.camera
+    if camera is None or camera.status.value in ("steady", "recalibrated"):
+        return ""
+    return f"camera {camera.status.value}: check the corner markers or calibrate again"

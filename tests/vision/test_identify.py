@@ -1,0 +1,225 @@
+"""The card identifier with the shipped model: embeddings, galleries, cache, matching, errors.
+
+Small art packs are drawn with the proxy renderer into temporary folders; galleries are cached
+in a temporary folder too. The last test trains two steps with torch and is skipped without it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from engine.catalog import load_catalog
+from vision.art.pack import ArtPack, save_pack
+from vision.art.proxy import render_face
+from vision.identify import (
+    DEFAULT_MODEL,
+    MIN_SCORE,
+    Gallery,
+    Identifier,
+    IdentifierError,
+    Match,
+)
+from vision.preprocess import INPUT_HEIGHT, INPUT_WIDTH, preprocess_batch
+
+OWN = ("wood-1", "wood-3", "stone-2", "diamond-1", "creeper", "tnt", "iron-pickaxe/craft",
+       "iron-pickaxe/tool", "gold-sword/craft", "resource-back")
+FOREIGN = ("back.wood", "back.mining", "storm", "rain", "wood", "stick")
+
+
+def _pack(root: Path, game: str, faces: tuple[str, ...], dpi: float = 120) -> ArtPack:
+    catalog = load_catalog(game)
+    images = {fid: render_face(catalog, fid, dpi) for fid in faces}
+    return save_pack(root, game=game, name=f"test {game}", source="proxy", images=images)
+
+
+@pytest.fixture(scope="module")
+def identifier() -> Identifier:
+    return Identifier()
+
+
+@pytest.fixture(scope="module")
+def own_pack(tmp_path_factory: pytest.TempPathFactory) -> ArtPack:
+    return _pack(tmp_path_factory.mktemp("own"), "minecraft-card-game", OWN)
+
+
+@pytest.fixture(scope="module")
+def gallery(own_pack: ArtPack, identifier: Identifier, tmp_path_factory: pytest.TempPathFactory) -> Gallery:
+    return Gallery.build(own_pack, identifier, cache_dir=tmp_path_factory.mktemp("galleries"))
+
+
+def top_floor(n: int) -> float:
+    """Scores are floored at MIN_SCORE, so n candidates may exceed the true mass by that much."""
+    return n * MIN_SCORE + 1e-12
+
+
+def _webcam_size(image: np.ndarray, width: int = 90) -> np.ndarray:
+    import cv2
+
+    h, w = image.shape[:2]
+    return cv2.resize(image, (width, round(h * width / w)), interpolation=cv2.INTER_AREA)
+
+
+def test_empty_in_empty_out(identifier: Identifier) -> None:
+    assert identifier.embed([]).shape == (0, identifier.dim)
+    assert identifier.embed(np.zeros((0, 40, 30, 3), np.uint8)).shape == (0, identifier.dim)
+
+
+def test_embeddings_are_unit_vectors_one_per_crop(identifier: Identifier) -> None:
+    rng = np.random.default_rng(11)
+    crops = [rng.integers(0, 256, (h, w, 3), dtype=np.uint8) for h, w in ((120, 86), (60, 90), (200, 140))]
+    emb = identifier.embed(crops)
+    assert emb.shape == (3, identifier.dim) and emb.dtype == np.float32
+    np.testing.assert_allclose(np.linalg.norm(emb, axis=1), 1.0, atol=1e-5)
+    # The same preprocessing as training: embedding tensors directly gives the same vectors.
+    np.testing.assert_allclose(identifier.embed_tensors(preprocess_batch(crops)), emb, atol=1e-6)
+
+
+def test_identifier_keeps_nothing_per_call(identifier: Identifier) -> None:
+    before = dict(vars(identifier))
+    identifier.embed([np.zeros((90, 60, 3), np.uint8)])
+    assert vars(identifier).keys() == before.keys()
+    assert all(vars(identifier)[k] is v for k, v in before.items())
+
+
+def test_shipped_model_carries_its_calibration(identifier: Identifier) -> None:
+    meta = identifier.metadata
+    assert meta["cardtrack.preprocess"]
+    cal = identifier.calibration
+    assert cal.temperature > 0 and 0 < cal.threshold < 1
+    assert identifier.model_path == DEFAULT_MODEL
+    assert DEFAULT_MODEL.stat().st_size < 10 * 1024 * 1024
+
+
+def test_missing_model_says_how_to_get_one(tmp_path: Path) -> None:
+    missing = tmp_path / "nope.onnx"
+    with pytest.raises(IdentifierError) as info:
+        Identifier(missing)
+    assert str(missing) in str(info.value)
+    assert "cardtrack train identifier" in str(info.value)
+
+
+def test_corrupt_model_is_a_clear_error(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.onnx"
+    bad.write_bytes(b"this is not an onnx file" * 10)
+    with pytest.raises(IdentifierError) as info:
+        Identifier(bad)
+    assert str(bad) in str(info.value) and "cardtrack train identifier" in str(info.value)
+    truncated = tmp_path / "truncated.onnx"
+    truncated.write_bytes(DEFAULT_MODEL.read_bytes()[:5000])
+    with pytest.raises(IdentifierError, match=r"truncated\.onnx"):
+        Identifier(truncated)
+
+
+def test_gallery_is_built_once_then_loaded_from_cache(own_pack: ArtPack, identifier: Identifier,
+                                                      tmp_path: Path) -> None:
+    first = Gallery.build(own_pack, identifier, cache_dir=tmp_path)
+    assert not first.from_cache
+    assert first.faces == OWN and first.embeddings.shape == (2 * len(OWN), identifier.dim)
+    second = Gallery.build(own_pack, identifier, cache_dir=tmp_path)
+    assert second.from_cache and second.key == first.key
+    np.testing.assert_array_equal(second.embeddings, first.embeddings)
+    # The 0° and 180° entries of a face differ: the proxy art is never turn-symmetric.
+    assert first.orientation_sensitive("creeper")
+
+
+def test_gallery_cache_follows_the_images(own_pack: ArtPack, identifier: Identifier, tmp_path: Path) -> None:
+    import shutil
+
+    copy = tmp_path / "pack"
+    shutil.copytree(own_pack.root, copy)
+    from vision.art.pack import load_pack
+
+    pack = load_pack(copy)
+    cache = tmp_path / "cache"
+    Gallery.build(pack, identifier, cache_dir=cache)
+    # Repaint one face: the cached gallery no longer matches and is rebuilt.
+    catalog = load_catalog("minecraft-card-game")
+    import cv2
+
+    cv2.imwrite(str(pack.path("tnt")), render_face(catalog, "wood-2", 120))
+    again = Gallery.build(pack, identifier, cache_dir=cache)
+    assert not again.from_cache
+
+
+def test_clean_crops_match_their_face_and_turn(gallery: Gallery, own_pack: ArtPack,
+                                               identifier: Identifier) -> None:
+    crops = [_webcam_size(own_pack.image(fid)) for fid in OWN]
+    turned = [np.ascontiguousarray(c[::-1, ::-1]) for c in crops]
+    matches = gallery.match(identifier.embed(crops + turned), top_k=3)
+    n = len(OWN)
+    for fid, m in zip(OWN, matches[:n], strict=True):
+        assert m.best is not None and (m.best.face, m.best.rotated_180) == (fid, False), m
+        assert not m.unknown
+    for fid, m in zip(OWN, matches[n:], strict=True):
+        assert m.best is not None and (m.best.face, m.best.rotated_180) == (fid, True), m
+
+
+def test_match_candidates_are_ranked_probabilities(gallery: Gallery, own_pack: ArtPack,
+                                                   identifier: Identifier) -> None:
+    matches = gallery.match(identifier.embed([_webcam_size(own_pack.image("wood-3"), 60)]), top_k=4)
+    (m,) = matches
+    assert isinstance(m, Match) and len(m.candidates) == 4
+    scores = [c.score for c in m.candidates]
+    assert scores == sorted(scores, reverse=True)
+    assert all(0.0 < s <= 1.0 for s in scores)
+    assert sum(scores) + m.unknown_score <= 1.0 + top_floor(len(scores))
+    assert len({(c.face, c.rotated_180) for c in m.candidates}) == 4
+    assert gallery.match(np.zeros((0, gallery.dim), np.float32)) == []
+    with pytest.raises(IdentifierError, match="top_k"):
+        gallery.match(identifier.embed([_webcam_size(own_pack.image("wood-3"))]), top_k=0)
+
+
+def test_faces_of_another_deck_score_low(gallery: Gallery, own_pack: ArtPack, identifier: Identifier,
+                                         tmp_path: Path) -> None:
+    foreign = _pack(tmp_path / "foreign", "minecraft-mk1", FOREIGN)
+    own = gallery.match(identifier.embed([_webcam_size(own_pack.image(f)) for f in OWN]))
+    other = gallery.match(identifier.embed([_webcam_size(foreign.image(f)) for f in FOREIGN]))
+    own_best = np.mean([m.best.score for m in own if m.best])
+    other_best = np.mean([m.best.score for m in other if m.best])
+    assert other_best < own_best
+    assert sum(m.unknown for m in other) >= len(other) / 2
+    assert np.mean([m.unknown_score for m in other]) > np.mean([m.unknown_score for m in own])
+
+
+def test_a_symmetric_face_reads_one_way_up(identifier: Identifier) -> None:
+    # A face that looks the same turned has its two entries merged into one, never "turned".
+    rng = np.random.default_rng(2)
+    quarter = rng.integers(0, 256, (45, 32, 3), dtype=np.uint8)
+    top = np.concatenate([quarter, quarter[:, ::-1]], axis=1)
+    sym = np.ascontiguousarray(np.concatenate([top, top[::-1, ::-1]], axis=0))
+    g = Gallery.from_images({"sym": sym, "other": np.full((90, 64, 3), 40, np.uint8)}, identifier)
+    assert not g.orientation_sensitive("sym")
+    (m,) = g.match(identifier.embed([np.ascontiguousarray(sym[::-1, ::-1])]), top_k=5)
+    assert all(not c.rotated_180 for c in m.candidates if c.face == "sym")
+    assert [c.face for c in m.candidates].count("sym") == 1
+
+
+def test_training_two_steps_exports_a_working_model(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip("torch")
+    pytest.importorskip("onnx")
+    from vision.identify import Calibration
+    from vision.train.data import PoolConfig
+    from vision.train.identifier import TrainConfig, train_identifier
+
+    monkeypatch.setenv("CARDTRACK_CACHE", str(tmp_path / "cache"))
+    config = TrainConfig(steps=2, batch=8, workers=0, threads=1, checkpoint_every=1,
+                         pool=PoolConfig(games=(), designs=6))
+    out = tmp_path / "tiny.onnx"
+    result = train_identifier(out, seed=5, config=config, work_dir=tmp_path / "work", progress=False,
+                              calibrate=lambda model, seed: Calibration(temperature=0.1))
+    assert result.steps == 2 and result.export_max_diff <= 1e-4
+    assert (tmp_path / "work" / "checkpoint.pt").is_file()
+    model = Identifier(out)
+    assert model.calibration.temperature == pytest.approx(0.1)
+    emb = model.embed([np.zeros((INPUT_HEIGHT, INPUT_WIDTH, 3), np.uint8)])
+    assert emb.shape == (1, 128)
+    # Resuming from the last checkpoint with more steps continues from step 2.
+    more = TrainConfig(steps=3, batch=8, workers=0, threads=1, checkpoint_every=1,
+                       pool=PoolConfig(games=(), designs=6))
+    again = train_identifier(out, seed=5, config=more, work_dir=tmp_path / "work", progress=False,
+                             resume=tmp_path / "work" / "checkpoint.pt",
+                             calibrate=lambda model, seed: Calibration())
+    assert again.steps == 3

@@ -1,0 +1,376 @@
+"""The live pipeline composed end to end, and its small stages one by one.
+
+The whole-clip test runs the bundled footage through every stage with the truth stand-ins
+(`TruthOracleFinder` / `TruthOracleIdentifier`, test doubles that answer from the truth file),
+so it checks everything downstream of the models: tracking, zones, settling, snapshots and the
+rules' reading of them. It records the move precision and recall it reaches (bars set just
+under the measured figures) and requires the final scores of the truth.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from pathlib import Path
+from typing import Any
+
+import cv2
+import numpy as np
+import pytest
+
+from calibration.layout import build_layout
+from cardtrack.cli import main
+from engine import get_game
+from engine.core import Audience
+from engine.snapshot import Candidate
+from server.session import Session
+from server.vision_feed import VisionFeed
+from vision.capture import Frame, open_source
+from vision.detections import Detections
+from vision.identify import FaceCandidate
+from vision.pipeline import (
+    Pipeline,
+    PipelineConfig,
+    PipelineError,
+    PipelineStep,
+    TruthOracleFinder,
+    TruthOracleIdentifier,
+    crop_card,
+    identify_requests,
+    merge_candidates,
+    move_key,
+    profile_from_truth,
+    score_moves,
+    setup_from_truth,
+)
+from vision.settle import SettleState
+from vision.synth.truth import Truth, load_truth
+from vision.timing import StageTimer
+from vision.tracker import IdentifyReason, IdentifyRequest, Track, TrackerConfig
+from vision.zoning import ZoneContents, ZoningConfig, ZoningError, assign_cards, zone_ids
+
+REPO = Path(__file__).resolve().parents[2]
+CLIP = REPO / "datasets" / "footage" / "mattel-2p-tnt-endgame"
+
+
+def track(track_id: int, center: tuple[float, float], first: int, face: str | None = "wood-1") -> Track:
+    return Track(
+        track_id=track_id, confirmed=True, hits=5, misses=0, first_frame=first, last_frame=first + 4,
+        detection_index=0, corners=np.zeros((4, 2), np.float32), center_mm=np.array(center),
+        angle_deg=0.0, velocity_mm=np.zeros(2),
+        candidates=(Candidate(face=face, score=0.9),) if face else (), rotated_180=False,
+    )
+
+
+# -- zoning -------------------------------------------------------------------------------------
+
+
+def test_cards_go_to_their_zone_newest_on_top_and_loose_cards_to_the_loose_zone() -> None:
+    layout = build_layout("minecraft-card-game", 2)
+    pile = layout.zone("resource-pile-1").center
+    area = layout.zone("player-1").center
+    config = ZoningConfig.for_game("minecraft-card-game")
+    tracks = [
+        track(1, pile, first=10, face="resource-back"),
+        track(2, pile, first=40, face="wood-2"),  # put on the pile later: on top
+        track(3, area, first=5),
+        track(4, (450.0, 480.0), first=7, face="tnt"),  # on the table, in no zone
+        track(5, (-300.0, 100.0), first=7),  # beside the table
+        track(6, area, first=50, face=None),  # not identified yet
+    ]
+    contents = assign_cards(layout, tracks, config)
+    assert [c.track_id for c in contents.cards("resource-pile-1")] == [2, 1]
+    assert contents.seen("resource-pile-1")[0].best.face == "wood-2"
+    assert [c.track_id for c in contents.cards("tnt")] == [4]
+    assert contents.outside == (5,)
+    assert contents.ready("resource-pile-1") and not contents.ready("player-1")
+    assert [c.track_id for c in contents.cards("player-1")] == [6, 3]
+    assert zone_ids(layout, config)[-1] == "tnt"
+    # Without a loose zone the card off every zone is left out.
+    plain = assign_cards(layout, tracks, ZoningConfig())
+    assert plain.outside == (4, 5) and "tnt" not in plain.zones
+
+
+def test_zoning_config_errors_name_the_field() -> None:
+    with pytest.raises(ZoningError, match="loose_zone"):
+        ZoningConfig(loose_zone="")
+    with pytest.raises(ZoningError, match="table_margin_mm"):
+        ZoningConfig(table_margin_mm=-1.0)
+
+
+# -- small stages -------------------------------------------------------------------------------
+
+
+def test_a_card_crop_is_portrait_or_landscape_by_its_first_edge() -> None:
+    rng = np.random.default_rng(3)
+    image = rng.integers(0, 255, (200, 300, 3), dtype=np.uint8)
+    portrait = np.array([[10, 10], [73, 10], [73, 98], [10, 98]], np.float32)
+    assert crop_card(image, portrait).shape == (112, 80, 3)
+    assert crop_card(image, portrait[[1, 2, 3, 0]]).shape == (80, 112, 3)
+
+
+def test_candidates_merge_both_turns_and_requests_put_new_cards_first() -> None:
+    scores, rotated = merge_candidates([
+        FaceCandidate(face="a", rotated_180=True, score=0.6),
+        FaceCandidate(face="b", rotated_180=False, score=0.3),
+        FaceCandidate(face="a", rotated_180=False, score=0.1),
+    ])
+    assert scores == {"a": 0.6, "b": 0.3} and rotated
+    quad = np.zeros((4, 2), np.float32)
+    requests = [
+        IdentifyRequest(track_id=1, detection_index=0, corners=quad, reason=IdentifyReason.MOVED),
+        IdentifyRequest(track_id=2, detection_index=1, corners=quad, reason=IdentifyReason.NEW),
+        IdentifyRequest(track_id=3, detection_index=2, corners=quad, reason=IdentifyReason.APPEARANCE),
+    ]
+    assert [r.track_id for r in identify_requests(requests, 2)] == [2, 3]
+
+
+def test_moves_compare_without_reveals_and_with_payments_as_sets() -> None:
+    a = {"player": 1, "move": "craft", "pay": ["wood-1", "iron-2"], "reveal": {"craft-pile-1": "x"}}
+    b = {"player": 1, "move": "craft", "pay": ["iron-2", "wood-1"]}
+    assert move_key(a) == move_key(b)
+    score = score_moves([(10, a), (12, {"move": "end-turn"})], [(8, b), (20, {"move": "mine"})])
+    assert (score.matched, score.precision, score.recall, score.delays_frames) == (1, 0.5, 0.5, (2,))
+
+
+def test_config_errors_name_the_field() -> None:
+    with pytest.raises(PipelineError, match="min_finder_score"):
+        PipelineConfig(min_finder_score=1.5)
+    with pytest.raises(PipelineError, match="max_identify_per_frame"):
+        PipelineConfig(max_identify_per_frame=0)
+    with pytest.raises(PipelineError, match="fps"):
+        PipelineConfig.for_game("minecraft-card-game", fps=0)
+    assert PipelineConfig.for_game("minecraft-card-game", fps=15).settle.still_frames == 4
+    assert PipelineConfig.for_game("minecraft-card-game", fps=30).settle.still_frames == 8
+
+
+class _BrokenIdentifier:
+    def identify(self, crops: Any, *, corners: np.ndarray, frame_index: int) -> list[Any]:
+        return []
+
+
+class _OneCardFinder:
+    def find(self, image: np.ndarray, *, frame_index: int) -> Detections:
+        quad = np.array([[[600, 300], [663, 300], [663, 388], [600, 388]]], np.float32)
+        return Detections(corners=quad, scores=np.ones(1, np.float32))
+
+
+def test_an_identifier_that_answers_too_few_crops_is_a_clear_error() -> None:
+    truth = _truth()
+    pipeline = Pipeline(
+        PipelineConfig.for_game("minecraft-card-game", camera_check=False,
+                                tracker=TrackerConfig(frames_to_confirm=1)),
+        game="minecraft-card-game", players=2, profile=profile_from_truth(truth),
+        finder=_OneCardFinder(), identifier=_BrokenIdentifier(),
+    )
+    image = np.zeros((720, 1280, 3), np.uint8)
+    with pytest.raises(PipelineError, match="one candidate list per crop"):
+        pipeline.process(Frame(index=0, time=0.0, image=image, source="test"))
+
+
+# -- the whole clip -------------------------------------------------------------------------------
+
+_CACHE: dict[str, Any] = {}
+
+
+def _truth() -> Truth:
+    if not (CLIP / "truth.json.gz").is_file():
+        pytest.skip(f"bundled footage {CLIP.name} is not rendered (cardtrack synth footage)")
+    if "truth" not in _CACHE:
+        _CACHE["truth"] = load_truth(CLIP / "truth.json.gz")
+    truth: Truth = _CACHE["truth"]
+    return truth
+
+
+@pytest.fixture(scope="module")
+def clip_run() -> tuple[Truth, Pipeline, list[PipelineStep]]:
+    truth = _truth()
+    game, players = truth.clip.game, truth.clip.players
+    assert game is not None and players is not None
+    ruleset = get_game(game)
+    pipeline = Pipeline(
+        PipelineConfig.for_game(game, fps=truth.clip.fps, camera_check=False),
+        game=game, players=players, profile=profile_from_truth(truth),
+        finder=TruthOracleFinder(truth, corner_noise_px=0.5, seed=7),
+        identifier=TruthOracleIdentifier(truth),
+        setup=setup_from_truth(truth, ruleset),
+    )
+    steps = []
+    with open_source(CLIP / "clip.mp4") as source:
+        for frame in source:
+            step = pipeline.process(frame)
+            if step.snapshot is not None:
+                steps.append(step)
+    return truth, pipeline, steps
+
+
+def test_the_clip_read_through_the_truth_stand_ins_gives_the_truth_moves_and_scores(
+    clip_run: tuple[Truth, Pipeline, list[PipelineStep]],
+) -> None:
+    truth, pipeline, steps = clip_run
+    emitted = [(s.frame_index, m) for s in steps for m in s.move_dicts]
+    expected = [(m.frame, dict(m.move)) for m in truth.moves]
+    score = score_moves(emitted, expected)
+    # Measured: see docs/pipeline.md (the extra moves are end-turns the rules add).
+    assert score.recall >= MIN_RECALL, (score, emitted)
+    assert score.precision >= MIN_PRECISION, (score, emitted)
+    assert all(d >= 0 for d in score.delays_frames), "a move was read before it was complete"
+    assert truth.final_state is not None
+    view = pipeline.ruleset.view(pipeline.belief, Audience.OPERATOR)
+    assert view["scores"] == truth.final_state["scores"]
+
+
+def test_snapshots_carry_candidates_and_moves_carry_evidence(
+    clip_run: tuple[Truth, Pipeline, list[PipelineStep]],
+) -> None:
+    _, pipeline, steps = clip_run
+    first = steps[0]
+    assert first.snapshot is not None and first.snapshot.settled == frozenset(pipeline.zone_ids)
+    assert not first.moves, "the opening table is the setup: nothing happened"
+    with_moves = [s for s in steps if s.moves]
+    assert with_moves
+    for step in with_moves:
+        assert step.evidence is not None
+        assert step.evidence["frame"] == step.frame_index
+        assert step.evidence["zones"], "evidence lists the candidates of the zones read"
+        assert set(step.timings) >= {"find", "track", "identify", "zones", "settle", "snapshot", "interpret"}
+
+
+def test_every_snapshot_shows_what_the_truth_frame_shows(
+    clip_run: tuple[Truth, Pipeline, list[PipelineStep]],
+) -> None:
+    truth, pipeline, steps = clip_run
+    layout = pipeline.layout
+    piles = {z.id for z in layout.zones if str(z.stacking) in ("top-visible", "single")}
+    frames = {f.index: f for f in truth.frames}
+    compared = wrong = 0
+    for step in steps:
+        assert step.snapshot is not None
+        cards = [c for c in frames[step.frame_index].cards if c.visible >= 0.3 and c.zone]
+        for zone in step.snapshot.settled:
+            seen = [c.best.face for c in step.snapshot.cards(zone)]
+            there = [c for c in cards if c.zone == zone]
+            if zone in piles:
+                expected = [max(there, key=lambda c: c.visible).face] if there else []
+                seen = seen[:1]
+            else:
+                expected = sorted(c.face for c in there)
+                seen = sorted(seen)
+            compared += 1
+            wrong += seen != expected
+    assert compared > 100
+    assert wrong == 0, f"{wrong} of {compared} zone readings differ from the truth"
+
+
+MIN_RECALL = 0.95  # measured 1.00 (8 of 8)
+MIN_PRECISION = 0.75  # measured 0.80: two end-turns the rules add to explain a third action
+
+
+def test_run_headless_prints_moves_as_json_lines_and_records_them(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """`cardtrack run --headless` on the bundled clip, its models replaced by the stand-ins."""
+    truth = _truth()
+
+    def stand_ins(config: PipelineConfig | None = None, **kwargs: Any) -> Pipeline:
+        for name in ("finder_path", "identifier_path", "threads", "pack"):
+            kwargs.pop(name, None)
+        return Pipeline(config, finder=TruthOracleFinder(truth), identifier=TruthOracleIdentifier(truth), **kwargs)
+
+    monkeypatch.setattr(Pipeline, "from_models", staticmethod(stand_ins))
+    journal = tmp_path / "game.sqlite"
+    code = main(["run", "--source", str(CLIP / "clip.mp4"), "--headless", "--journal", str(journal)])
+    assert code == 0
+    lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    moves = [line for line in lines if line["type"] == "move"]
+    assert len(moves) >= len(truth.moves)
+    assert all(m["evidence"]["frame"] == m["frame"] for m in moves)
+    end = lines[-1]
+    assert end["type"] == "end" and end["frames"] == len(truth.frames)
+    assert truth.final_state is not None and end["scores"] == truth.final_state["scores"]
+    # The journal holds the same moves, with their evidence, for replay.
+    session = Session.start(journal_path=journal, game="minecraft-card-game", players=2)
+    try:
+        assert len(session.snapshot.moves) == len(moves)
+    finally:
+        session.close()
+
+
+def test_run_without_a_model_names_the_file_and_how_to_train_it(capsys: pytest.CaptureFixture[str]) -> None:
+    _truth()
+    code = main(["run", "--source", str(CLIP / "clip.mp4"), "--headless", "--finder", "/nowhere/finder.onnx"])
+    assert code == 2
+    err = capsys.readouterr().err
+    assert "/nowhere/finder.onnx" in err and "cardtrack train finder" in err
+
+
+def test_run_without_geometry_asks_for_a_calibration(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    clip = tmp_path / "clip.mp4"
+    clip.write_bytes(b"")
+    assert main(["run", "--source", str(clip), "--headless"]) == 2
+    assert "--calibration" in capsys.readouterr().err
+
+
+class _StubPipeline:
+    """Stands in for the pipeline in feed tests: on frame 1 the operator corrects the game
+    while the frame is being read, and the frame then yields a move decided before that."""
+
+    game = "minecraft-card-game"
+    players = 2
+    def __init__(self, session: Session) -> None:
+        self.zone_polygons: dict[str, np.ndarray] = {}
+        self.session = session
+        self.timer = StageTimer()
+        self.beliefs: list[Any] = []
+
+    def set_belief(self, belief: Any) -> None:
+        self.beliefs.append(belief)
+
+    def process(self, frame: Frame) -> PipelineStep:
+        moves: tuple[dict[str, Any], ...] = ()
+        if frame.index == 1:
+            self.session.submit({"player": 1, "move": "mine", "pile": 2}, source="operator")
+            moves = ({"player": 1, "move": "mine", "pile": 1},)
+        settle = SettleState(
+            frame_index=frame.index, settled=frozenset(), changed_since_last_settle=frozenset(),
+            hands_over=frozenset(), motion={}, hand_mask=np.zeros((1, 1), bool), scale=8,
+        )
+        return PipelineStep(
+            frame_index=frame.index, time=frame.time, detections=Detections.empty(), tracks=(),
+            zones=ZoneContents(zones={}, outside=()), settle=settle, snapshot=None,
+            interpretation=None, moves=moves, move_dicts=moves, evidence={"frame": frame.index},
+            camera=None, timings={},
+        )
+
+
+def test_the_feed_drops_a_move_decided_before_an_operator_correction(tmp_path: Path) -> None:
+    frames = tmp_path / "frames"
+    frames.mkdir()
+    for i in range(3):
+        cv2.imwrite(str(frames / f"{i:03d}.png"), np.full((72, 128, 3), 40 * i, np.uint8))
+    session = Session.start(journal_path=tmp_path / "j.sqlite", game="minecraft-card-game", players=2, seed=4)
+    try:
+        stub = _StubPipeline(session)
+        feed = VisionFeed(stub, str(frames))  # type: ignore[arg-type]
+        feed.run(session, threading.Event())
+        assert feed.frames == 3 and feed.submitted == 0
+        assert [m.source for m in session.snapshot.moves] == ["operator"]
+        # The pipeline took the session's belief at the start and again after the correction.
+        assert len(stub.beliefs) == 2 and stub.beliefs[-1] == session.snapshot.state
+    finally:
+        session.close()
+
+
+def test_the_operator_camera_view_draws_zones_and_cards(
+    clip_run: tuple[Truth, Pipeline, list[PipelineStep]],
+) -> None:
+    from vision.annotate import annotate, encode_jpeg
+
+    _, pipeline, steps = clip_run
+    step = next(s for s in steps if s.tracks)
+    blank = np.zeros((720, 1280, 3), np.uint8)
+    view = annotate(blank, step, pipeline.zone_polygons)
+    assert view.shape == (540, 960, 3)
+    assert view.any(), "zones and cards are drawn"
+    assert encode_jpeg(view)[:2] == b"\xff\xd8"
+    assert not blank.any(), "the frame itself is left untouched"

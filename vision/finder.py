@@ -1,0 +1,240 @@
+"""The card finder: the four corners of every card in a frame, from an ONNX model, in numpy.
+
+`Finder` letterboxes each frame to 640×384 (`vision.letterbox`), runs the model
+(`models/finder.onnx`, a small CenterNet trained on synthetic scenes by `cardtrack train
+finder`) and decodes its two outputs: a card-centre heatmap at stride 8 and, per cell, the
+offsets of the card's four corners. `decode` takes the local maxima above `FinderConfig.threshold`,
+reads their corners, suppresses duplicates by quadrilateral IoU and maps the corners back to
+frame pixels; the result is one `Detections` batch per frame. The finder is class-agnostic and
+cannot tell a face-down card's top from its bottom, so corners come in a canonical order: clockwise
+in the image, the first edge a short edge of the card (as for an upright portrait card), starting
+from whichever of the two candidate corners lies more to the top-left (smaller x + y). The
+identifier decides the card's real orientation (it matches faces at 0° and 180°). Optionally
+each corner is refined on the full-resolution frame by fitting the card's edges
+(`refine_corners`). A `Finder` keeps nothing per call.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import cv2
+import numpy as np
+
+from vision.detections import Detections, iou_matrix
+from vision.letterbox import (
+    INPUT_HEIGHT,
+    INPUT_WIDTH,
+    STRIDE,
+    Letterbox,
+    from_letterbox,
+    letterbox_image,
+    to_input,
+)
+
+DEFAULT_MODEL = Path(__file__).resolve().parents[1] / "models" / "finder.onnx"
+OFFSET_SCALE = 32.0
+TRAIN_COMMAND = "cardtrack train finder"
+
+
+class FinderModelError(ValueError):
+    """The finder model file is missing or is not a finder model; the message names the path."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FinderConfig:
+    """Decoding options.
+
+    `threshold`: the least centre-heatmap score kept (lower finds more half-hidden cards and
+    more false ones). `nms_iou`: two quads overlapping more than this are one card (a fan's
+    cards overlap a lot: too low merges them). `max_cards`: per frame, best first.
+    `refine`: fit each card's edges on the full-resolution frame and move the corners to
+    their intersections, `refine_passes` times, searching a band of `refine_window` of the
+    card's shorter side around each predicted edge (wider finds edges further off and picks
+    up neighbouring cards' edges more often)."""
+
+    threshold: float = 0.3
+    nms_iou: float = 0.6
+    max_cards: int = 200
+    refine: bool = False
+    refine_window: float = 0.25
+    refine_passes: int = 2
+
+
+def canonical_order(quads: np.ndarray) -> np.ndarray:
+    """Corners (n, 4, 2) reordered: clockwise in the image, first edge a short edge, starting at
+    the more top-left of the two corners that allows."""
+    q = np.asarray(quads, np.float64).reshape(-1, 4, 2)
+    if not len(q):
+        return q.reshape(0, 4, 2)
+    x, y = q[..., 0], q[..., 1]
+    area = 0.5 * np.sum(x * np.roll(y, -1, axis=1) - np.roll(x, -1, axis=1) * y, axis=1)
+    q = np.where((area < 0)[:, None, None], q[:, ::-1], q)  # y down: positive = clockwise
+    edges = np.linalg.norm(q - np.roll(q, -1, axis=1), axis=2)
+    long_first = (edges[:, 0] + edges[:, 2]) > (edges[:, 1] + edges[:, 3])
+    q = np.where(long_first[:, None, None], np.roll(q, -1, axis=1), q)
+    first_tl = q[:, 0].sum(axis=1) <= q[:, 2].sum(axis=1)
+    return np.where(first_tl[:, None, None], q, np.roll(q, -2, axis=1))
+
+
+def decode(heat_logits: np.ndarray, offsets: np.ndarray, config: FinderConfig) -> tuple[np.ndarray, np.ndarray]:
+    """One image's outputs ((1, H, W) logits, (8, H, W) offsets) → quads (n, 4, 2) in letterbox
+    pixels and scores (n,), best first, after NMS."""
+    heat = 1.0 / (1.0 + np.exp(-heat_logits[0].astype(np.float32)))
+    peaks = (heat == cv2.dilate(heat, np.ones((3, 3), np.uint8))) & (heat >= config.threshold)
+    ys, xs = np.nonzero(peaks)
+    scores = heat[ys, xs]
+    order = np.argsort(-scores, kind="stable")[: config.max_cards * 2]
+    ys, xs, scores = ys[order], xs[order], scores[order]
+    centres = np.stack([(xs + 0.5) * STRIDE, (ys + 0.5) * STRIDE], axis=1).astype(np.float32)
+    offs = offsets[:, ys, xs].T.reshape(-1, 4, 2) * OFFSET_SCALE
+    quads = centres[:, None, :] + offs
+    keep = nms_quads(quads, scores, config.nms_iou)[: config.max_cards]
+    return quads[keep], scores[keep]
+
+
+def nms_quads(quads: np.ndarray, scores: np.ndarray, iou_threshold: float) -> np.ndarray:
+    """Indices kept by greedy non-maximum suppression on quad IoU (input sorted best first)."""
+    n = len(quads)
+    if n == 0:
+        return np.zeros(0, np.int64)
+    order = np.argsort(-np.asarray(scores), kind="stable")
+    iou = iou_matrix(quads[order], quads[order])
+    removed = np.zeros(n, bool)
+    keep = []
+    for i in range(n):
+        if removed[i]:
+            continue
+        keep.append(order[i])
+        removed |= iou[i] > iou_threshold
+    return np.asarray(keep, np.int64)
+
+
+def refine_corners(gray: np.ndarray, quads: np.ndarray, *, window: float = 0.12) -> np.ndarray:
+    """Move each corner to the intersection of the two card edges fitted near it.
+
+    For each edge of each quad, strong gradients within a band around the predicted edge (a
+    `window` fraction of the card's shorter side) are gathered along the edge's middle
+    part and a line is fitted through them (weighted by gradient magnitude along the edge's
+    normal); the corners are the intersections of neighbouring lines. An edge without enough
+    support keeps its predicted line."""
+    g = gray.astype(np.float32)
+    gx = cv2.Sobel(g, cv2.CV_32F, 1, 0, ksize=3)
+    gy = cv2.Sobel(g, cv2.CV_32F, 0, 1, ksize=3)
+    h, w = g.shape
+    out = np.array(quads, np.float64, copy=True)
+    for qi, q in enumerate(np.asarray(quads, np.float64)):
+        sides = np.linalg.norm(q - np.roll(q, -1, axis=0), axis=1)
+        band = max(2.0, window * float(sides.min()))
+        lines: list[tuple[np.ndarray, np.ndarray] | None] = []
+        for k in range(4):
+            a, b = q[k], q[(k + 1) % 4]
+            d = b - a
+            length = float(np.hypot(*d))
+            if length < 4:
+                lines.append(None)
+                continue
+            t = d / length
+            nrm = np.array([-t[1], t[0]])
+            ss = np.linspace(0.2, 0.8, max(8, int(length * 0.6)))
+            offs = np.arange(-band, band + 0.5, 1.0)
+            pts = a[None, None, :] + ss[:, None, None] * d[None, None, :] + offs[None, :, None] * nrm
+            px = np.clip(np.round(pts[..., 0]).astype(int), 0, w - 1)
+            py = np.clip(np.round(pts[..., 1]).astype(int), 0, h - 1)
+            mag = np.abs(gx[py, px] * nrm[0] + gy[py, px] * nrm[1])
+            # Prefer edges near the prediction: a card's own frame lines lie just inside it.
+            prior = np.exp(-0.5 * (offs / (0.5 * band)) ** 2)
+            best = np.argmax(mag * prior[None, :], axis=1)
+            strength = mag[np.arange(len(ss)), best]
+            good = strength > max(20.0, 0.5 * float(np.median(strength)))
+            if good.sum() < 6:
+                lines.append(None)
+                continue
+            p = pts[np.arange(len(ss)), best][good]
+            line: tuple[np.ndarray, np.ndarray] | None = None
+            for _ in range(3):  # refit without the points far from the line
+                if len(p) < 6:
+                    break
+                centre = p.mean(axis=0)
+                _, _, vt = np.linalg.svd(p - centre)
+                line = (centre, vt[0])
+                resid = np.abs((p - centre) @ np.array([-vt[0][1], vt[0][0]]))
+                p = p[resid <= max(1.0, 2.0 * float(np.median(resid)))]
+            lines.append(line)
+        for k in range(4):
+            la, lb = lines[(k - 1) % 4], lines[k]
+            if la is None or lb is None:
+                continue
+            (pa, da), (pb, db) = la, lb
+            m = np.array([da, -db]).T
+            if abs(np.linalg.det(m)) < 1e-3:
+                continue
+            s = np.linalg.solve(m, pb - pa)
+            c = pa + s[0] * da
+            if np.hypot(*(c - q[k])) <= 2.0 * band:
+                out[qi, k] = c
+    return out
+
+
+class Finder:
+    """Finds cards in BGR frames with the ONNX finder model (stateless per call)."""
+
+    def __init__(self, model_path: str | Path = DEFAULT_MODEL, *,
+                 providers: Sequence[str] = ("CPUExecutionProvider",), threads: int = 1,
+                 config: FinderConfig | None = None) -> None:
+        import onnxruntime as ort
+
+        path = Path(model_path)
+        self.model_path = path
+        self.config = config or FinderConfig()
+        if not path.is_file():
+            raise FinderModelError(f"{path}: no finder model here; train one with `{TRAIN_COMMAND}` "
+                                   "or pass the path of an existing finder.onnx")
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = threads
+        options.inter_op_num_threads = 1
+        options.log_severity_level = 3
+        try:
+            self.session = ort.InferenceSession(str(path), sess_options=options, providers=list(providers))
+        except Exception as exc:  # onnxruntime raises its own exception types for bad files
+            raise FinderModelError(f"{path}: not a readable ONNX model ({str(exc).splitlines()[0]}); "
+                                   f"re-create it with `{TRAIN_COMMAND}`") from None
+        meta = self.session.get_modelmeta().custom_metadata_map
+        inputs = self.session.get_inputs()
+        if meta.get("cardtrack.model") != "finder" or len(inputs) != 1 or \
+                list(inputs[0].shape[1:]) != [3, INPUT_HEIGHT, INPUT_WIDTH]:
+            raise FinderModelError(f"{path}: not a cardtrack finder model (expected one "
+                                   f"(N, 3, {INPUT_HEIGHT}, {INPUT_WIDTH}) input and finder metadata); "
+                                   f"re-create it with `{TRAIN_COMMAND}`")
+        self.input_name = inputs[0].name
+
+    def find(self, frames: Sequence[np.ndarray], config: FinderConfig | None = None) -> list[Detections]:
+        """Cards in each BGR uint8 frame (any sizes), one `Detections` per frame."""
+        cfg = config or self.config
+        if len(frames) == 0:
+            return []
+        boxed = [letterbox_image(f) for f in frames]
+        x = to_input(np.stack([img for img, _ in boxed]))
+        heat, offsets = self.session.run(None, {self.input_name: x})
+        out = []
+        for i, (frame, (_, box)) in enumerate(zip(frames, boxed, strict=True)):
+            out.append(self._detections(frame, box, heat[i], offsets[i], cfg))
+        return out
+
+    def find_one(self, frame: np.ndarray, config: FinderConfig | None = None) -> Detections:
+        """Cards in one BGR frame."""
+        return self.find([frame], config)[0]
+
+    @staticmethod
+    def _detections(frame: np.ndarray, box: Letterbox, heat: np.ndarray, offsets: np.ndarray,
+                    cfg: FinderConfig) -> Detections:
+        quads, scores = decode(heat, offsets, cfg)
+        corners = from_letterbox(quads, box)
+        if cfg.refine and len(corners):
+            gray = cv2.cvtColor(frame, cv2.COLOR_BGR2GRAY)
+            for _ in range(cfg.refine_passes):
+                corners = refine_corners(gray, corners, window=cfg.refine_window)
+        corners = canonical_order(corners)
+        return Detections(corners=corners.astype(np.float32), scores=np.clip(scores, 0.0, 1.0))

@@ -1,0 +1,400 @@
+"""The card identifier: an ONNX embedding model and a gallery of the active art pack's faces.
+
+`Identifier` runs the model (`models/identifier.onnx`) on rectified card crops and returns one
+L2-normalised embedding per crop; it keeps nothing per call. `Gallery` holds the embedding of
+every face of an art pack twice, as printed (0°) and turned 180°, because orientation is game
+information (a damaged tool in Minecraft: Explorers is turned). A new deck needs only its
+gallery embedded, a few seconds; galleries are cached on disk under
+`$CARDTRACK_CACHE/galleries` (default `~/.cache/cardtrack/galleries`), keyed by a hash of the
+model file, the preprocessing and every face image, so any change rebuilds them.
+
+Scores are calibrated probabilities. With cosine similarities `s_j` between a crop and every
+gallery entry, the score of entry j is `exp(s_j / T) / (Σ_k exp(s_k / T) + exp(c / T))`: a
+softmax with a fitted temperature `T` and one extra "none of these faces" entry at the fitted
+similarity level `c`. The remaining mass is the `unknown_score`; a match whose best score is
+below the fitted `threshold` is `unknown` (a card of another deck, a hand, a blur). `T`, `c` and
+the threshold are fitted at training time on held-out crops (the training decks at unused
+seeds, random designs never trained on, and crops matched against galleries that lack their
+face) by minimising the negative log-likelihood (`vision.train.calibrate`), and travel in the
+model file's metadata. A face that looks the same
+turned (its two embeddings closer than `SYMMETRIC_COSINE`) cannot show its orientation: its two
+entries are merged into one candidate reported as not turned.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final, Protocol
+
+import numpy as np
+from tqdm import tqdm
+
+from vision.art.pack import CACHE_ENV, ArtPack
+from vision.preprocess import (
+    INPUT_HEIGHT,
+    INPUT_WIDTH,
+    PREPROCESS_VERSION,
+    preprocess_batch,
+    to_portrait,
+)
+
+DEFAULT_MODEL: Final = Path(__file__).resolve().parent.parent / "models" / "identifier.onnx"
+GALLERY_VERSION: Final = 1
+SYMMETRIC_COSINE: Final = 0.9
+MIN_SCORE: Final = 1e-9  # scores are floored here so every candidate stays strictly positive
+META_PREFIX: Final = "cardtrack."
+HOW_TO_GET = "run `cardtrack train identifier --out {path}` (or restore the shipped models/identifier.onnx)"
+
+
+class IdentifierError(ValueError):
+    """A missing, unreadable or incompatible identifier model, or a bad gallery request."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Calibration:
+    """How cosine similarities become probabilities (see the module docstring)."""
+
+    temperature: float = 0.05
+    unknown_level: float = 0.6
+    threshold: float = 0.5
+
+    def to_metadata(self) -> dict[str, str]:
+        return {
+            f"{META_PREFIX}temperature": repr(self.temperature),
+            f"{META_PREFIX}unknown_level": repr(self.unknown_level),
+            f"{META_PREFIX}threshold": repr(self.threshold),
+        }
+
+    @classmethod
+    def from_metadata(cls, meta: Mapping[str, str], where: str) -> Calibration:
+        values: dict[str, float] = {}
+        for name in ("temperature", "unknown_level", "threshold"):
+            text = meta.get(f"{META_PREFIX}{name}")
+            if text is None:
+                continue
+            try:
+                values[name] = float(text)
+            except ValueError:
+                raise IdentifierError(
+                    f"{where}: metadata {META_PREFIX}{name} must be a number, got {text!r}; "
+                    + HOW_TO_GET.format(path=where)
+                ) from None
+        cal = cls(**values)
+        if not (cal.temperature > 0 and 0 <= cal.threshold <= 1):
+            raise IdentifierError(f"{where}: calibration out of range ({cal}); " + HOW_TO_GET.format(path=where))
+        return cal
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FaceCandidate:
+    """One face a crop may show, which way up, and its calibrated score in (0, 1]."""
+
+    face: str
+    rotated_180: bool
+    score: float
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Match:
+    """The identifier's reading of one crop: candidates best first, and whether it is unknown."""
+
+    candidates: tuple[FaceCandidate, ...]
+    unknown: bool
+    unknown_score: float
+
+    @property
+    def best(self) -> FaceCandidate | None:
+        return self.candidates[0] if self.candidates else None
+
+
+class Embedder(Protocol):
+    """What a gallery needs from a model: embeddings, a digest of the model and its calibration."""
+
+    @property
+    def digest(self) -> str: ...
+
+    @property
+    def calibration(self) -> Calibration: ...
+
+    def embed(self, crops: Sequence[np.ndarray] | np.ndarray) -> np.ndarray: ...
+
+
+def calibrated_probabilities(similarities: np.ndarray, symmetric: np.ndarray,
+                             calibration: Calibration) -> np.ndarray:
+    """Cosine similarities (n, 2 × faces) -> calibrated scores (n, 2 × faces + 1).
+
+    The last column is "none of these faces"; a symmetric face's two entries are summed into
+    its 0° entry (module docstring).
+    """
+    n, m = similarities.shape
+    logits = np.empty((n, m + 1), np.float64)
+    logits[:, :-1] = similarities
+    logits[:, -1] = calibration.unknown_level
+    logits /= calibration.temperature
+    logits -= logits.max(axis=1, keepdims=True)
+    p = np.exp(logits)
+    p /= p.sum(axis=1, keepdims=True)
+    sym = np.flatnonzero(symmetric)
+    if len(sym):
+        p[:, 2 * sym] += p[:, 2 * sym + 1]
+        p[:, 2 * sym + 1] = 0.0
+    return p
+
+
+def _normalise_rows(x: np.ndarray) -> np.ndarray:
+    norms = np.linalg.norm(x, axis=1, keepdims=True)
+    return (x / np.maximum(norms, 1e-12)).astype(np.float32)
+
+
+class Identifier:
+    """The embedding model in onnxruntime: crops in, (n, dim) unit vectors out.
+
+    `threads` sets onnxruntime's intra-op threads (1 keeps the other pipeline stages their
+    cores). Nothing about a call is stored on the instance, so one identifier may serve
+    several threads.
+    """
+
+    def __init__(self, model_path: str | Path = DEFAULT_MODEL,
+                 providers: Sequence[str] = ("CPUExecutionProvider",), threads: int = 1) -> None:
+        import onnxruntime as ort
+
+        path = Path(model_path)
+        where = str(path)
+        if not path.is_file():
+            raise IdentifierError(f"{where}: identifier model not found; " + HOW_TO_GET.format(path=where))
+        data = path.read_bytes()
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = max(1, int(threads))
+        options.inter_op_num_threads = 1
+        options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+        options.log_severity_level = 3
+        try:
+            session = ort.InferenceSession(data, options, providers=list(providers))
+        except Exception as exc:  # onnxruntime raises its own types for broken or foreign files
+            first = str(exc).strip().splitlines()[0][:160] if str(exc).strip() else type(exc).__name__
+            raise IdentifierError(
+                f"{where}: not a readable ONNX identifier model ({first}); " + HOW_TO_GET.format(path=where)
+            ) from None
+        inputs, outputs = session.get_inputs(), session.get_outputs()
+        shape = list(inputs[0].shape) if inputs else []
+        if len(inputs) != 1 or len(outputs) != 1 or len(shape) != 4 or shape[1:] != [3, INPUT_HEIGHT, INPUT_WIDTH]:
+            raise IdentifierError(
+                f"{where}: the model takes {shape}, but cardtrack feeds (n, 3, {INPUT_HEIGHT}, "
+                f"{INPUT_WIDTH}) crops; " + HOW_TO_GET.format(path=where)
+            )
+        out_shape = outputs[0].shape
+        if len(out_shape) != 2 or not isinstance(out_shape[1], int):
+            raise IdentifierError(f"{where}: the model's output {out_shape} is not (n, dim); " + HOW_TO_GET.format(path=where))
+        meta = dict(session.get_modelmeta().custom_metadata_map)
+        version = meta.get(f"{META_PREFIX}preprocess")
+        if version is not None and version != PREPROCESS_VERSION:
+            raise IdentifierError(
+                f"{where}: the model was trained with preprocessing {version!r}, this cardtrack "
+                f"uses {PREPROCESS_VERSION!r}; " + HOW_TO_GET.format(path=where)
+            )
+        self._session = session
+        self._input = inputs[0].name
+        self._path = path
+        self._dim = int(out_shape[1])
+        self._digest = hashlib.sha256(data).hexdigest()
+        self._calibration = Calibration.from_metadata(meta, where)
+        self._metadata = meta
+
+    @property
+    def model_path(self) -> Path:
+        return self._path
+
+    @property
+    def dim(self) -> int:
+        return self._dim
+
+    @property
+    def digest(self) -> str:
+        """SHA-256 of the model file."""
+        return self._digest
+
+    @property
+    def calibration(self) -> Calibration:
+        return self._calibration
+
+    @property
+    def metadata(self) -> Mapping[str, str]:
+        return dict(self._metadata)
+
+    def embed_tensors(self, batch: np.ndarray) -> np.ndarray:
+        """Embeddings of already preprocessed crops, (n, 3, H, W) float32 -> (n, dim)."""
+        if batch.shape[0] == 0:
+            return np.zeros((0, self._dim), np.float32)
+        out = self._session.run(None, {self._input: np.ascontiguousarray(batch, np.float32)})[0]
+        return _normalise_rows(np.asarray(out))
+
+    def embed(self, crops: Sequence[np.ndarray] | np.ndarray) -> np.ndarray:
+        """Embeddings of rectified BGR uint8 card crops (any size; see `vision.preprocess`)."""
+        return self.embed_tensors(preprocess_batch(crops))
+
+
+def gallery_views(image: np.ndarray) -> list[np.ndarray]:
+    """The crops a face is embedded from (their mean embedding is its gallery entry): the
+    portrait face image, and the same image at a webcam-like 52 pixels of width."""
+    import cv2
+
+    portrait = to_portrait(image)
+    h, w = portrait.shape[:2]
+    small_w = 52
+    small = cv2.resize(portrait, (small_w, max(2, round(h * small_w / w))), interpolation=cv2.INTER_AREA)
+    return [portrait, small]
+
+
+def _face_embeddings(images: Mapping[str, np.ndarray], embedder: Embedder,
+                     progress: bool) -> np.ndarray:
+    """(2 × faces, dim): for each face its 0° then its 180° entry."""
+    rows: list[np.ndarray] = []
+    for fid, image in tqdm(images.items(), desc="embedding gallery", unit="face", disable=not progress):
+        views = gallery_views(image)
+        turned = [np.ascontiguousarray(v[::-1, ::-1]) for v in views]
+        emb = embedder.embed(views + turned)
+        n = len(views)
+        rows.append(emb[:n].mean(axis=0))
+        rows.append(emb[n:].mean(axis=0))
+        del fid
+    if not rows:
+        return np.zeros((0, 0), np.float32)
+    return _normalise_rows(np.stack(rows))
+
+
+def default_cache_dir() -> Path:
+    """`$CARDTRACK_CACHE/galleries`, else `~/.cache/cardtrack/galleries`."""
+    base = os.environ.get(CACHE_ENV)
+    root = Path(base).expanduser() if base else Path.home() / ".cache" / "cardtrack"
+    return root / "galleries"
+
+
+def pack_key(pack: ArtPack, embedder: Embedder) -> str:
+    """The cache key of a pack's gallery: model, preprocessing, gallery version, every image."""
+    h = hashlib.sha256()
+    h.update(f"{embedder.digest}|{PREPROCESS_VERSION}|gallery {GALLERY_VERSION}|".encode())
+    for fid in sorted(pack.faces):
+        h.update(fid.encode("utf-8") + b"\0")
+        h.update(hashlib.sha256(pack.path(fid).read_bytes()).digest())
+    return h.hexdigest()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True, eq=False)
+class Gallery:
+    """Every face of a pack embedded at 0° and 180°, and how to match crops against them.
+
+    `embeddings` row 2i is face i as printed, row 2i + 1 the same face turned 180°.
+    """
+
+    faces: tuple[str, ...]
+    embeddings: np.ndarray
+    calibration: Calibration
+    game: str = ""
+    key: str = ""
+    from_cache: bool = False
+
+    def __post_init__(self) -> None:
+        if self.embeddings.ndim != 2 or self.embeddings.shape[0] != 2 * len(self.faces):
+            raise IdentifierError(
+                f"gallery: embeddings of shape {self.embeddings.shape} do not hold two rows per "
+                f"face for {len(self.faces)} faces"
+            )
+
+    @property
+    def dim(self) -> int:
+        return int(self.embeddings.shape[1])
+
+    @property
+    def symmetric(self) -> np.ndarray:
+        """Per face: True when it looks the same turned (its orientation cannot be read)."""
+        e = self.embeddings
+        return np.einsum("ij,ij->i", e[0::2], e[1::2]) >= SYMMETRIC_COSINE
+
+    def orientation_sensitive(self, face: str) -> bool:
+        """Whether the camera can tell this face's 180° turn from its printed way up."""
+        try:
+            i = self.faces.index(face)
+        except ValueError:
+            raise IdentifierError(f"gallery: no face {face!r} ({len(self.faces)} faces)") from None
+        return not bool(self.symmetric[i])
+
+    @classmethod
+    def from_images(cls, images: Mapping[str, np.ndarray], embedder: Embedder, *,
+                    game: str = "", progress: bool = False) -> Gallery:
+        """A gallery of face images (face id -> BGR uint8), without any caching."""
+        emb = _face_embeddings(images, embedder, progress)
+        if not len(images):
+            emb = np.zeros((0, 1), np.float32)
+        return cls(faces=tuple(images), embeddings=emb, calibration=embedder.calibration, game=game)
+
+    @classmethod
+    def build(cls, pack: ArtPack, embedder: Embedder, *, cache_dir: str | Path | None = None,
+              use_cache: bool = True, progress: bool = False) -> Gallery:
+        """The gallery of an art pack, loaded from the cache when pack and model are unchanged."""
+        if not pack.faces:
+            raise IdentifierError(f"{pack.root}: the art pack lists no faces; nothing to identify")
+        key = pack_key(pack, embedder)
+        root = Path(cache_dir) if cache_dir is not None else default_cache_dir()
+        path = root / f"{pack.game}-{key[:24]}.npz"
+        if use_cache and path.is_file():
+            try:
+                with np.load(path, allow_pickle=False) as data:
+                    faces = tuple(str(f) for f in data["faces"].tolist())
+                    emb = np.asarray(data["embeddings"], np.float32)
+                    stored = str(data["key"])
+                if stored == key and faces == tuple(pack.faces):
+                    return cls(faces=faces, embeddings=emb, calibration=embedder.calibration,
+                               game=pack.game, key=key, from_cache=True)
+            except (OSError, ValueError, KeyError, IdentifierError):
+                pass  # a damaged or foreign cache file is rebuilt below
+        images = {fid: pack.image(fid) for fid in pack.faces}
+        gallery = cls.from_images(images, embedder, game=pack.game, progress=progress)
+        gallery = cls(faces=gallery.faces, embeddings=gallery.embeddings,
+                      calibration=gallery.calibration, game=pack.game, key=key)
+        if use_cache:
+            root.mkdir(parents=True, exist_ok=True)
+            tmp = root / f".{path.stem}.{os.getpid()}.tmp.npz"
+            np.savez(tmp, faces=np.array(gallery.faces), embeddings=gallery.embeddings,
+                     key=np.array(key))
+            os.replace(tmp, path)
+        return gallery
+
+    def probabilities(self, embeddings: np.ndarray) -> np.ndarray:
+        """(n, 2 × faces + 1) calibrated scores: the gallery entries, then "none of these".
+
+        The two entries of a symmetric face are summed into its 0° entry (its 180° entry is 0).
+        """
+        q = np.asarray(embeddings, np.float32)
+        if q.ndim != 2 or (q.shape[0] and q.shape[1] != self.dim):
+            raise IdentifierError(f"gallery: expected embeddings (n, {self.dim}), got shape {q.shape}")
+        return calibrated_probabilities(q @ self.embeddings.T, self.symmetric, self.calibration)
+
+    def match(self, embeddings: np.ndarray, top_k: int = 5,
+              threshold: float | None = None) -> list[Match]:
+        """The `top_k` best (face, turn) candidates of each embedding, calibrated."""
+        if top_k < 1:
+            raise IdentifierError(f"top_k must be at least 1, got {top_k}")
+        limit = self.calibration.threshold if threshold is None else threshold
+        p = self.probabilities(embeddings)
+        valid = np.ones(p.shape[1] - 1, bool)
+        valid[2 * np.flatnonzero(self.symmetric) + 1] = False  # merged into the 0° entry
+        entries = np.where(valid, p[:, :-1], -1.0)
+        k = min(top_k, int(valid.sum()))
+        if k == 0:
+            return [Match(candidates=(), unknown=True, unknown_score=1.0) for _ in range(p.shape[0])]
+        top = np.argpartition(-entries, k - 1, axis=1)[:, :k]
+        out: list[Match] = []
+        for row, unknown_p, idx in zip(entries, p[:, -1], top, strict=True):
+            idx = idx[np.argsort(-row[idx], kind="stable")]
+            cands = tuple(
+                FaceCandidate(face=self.faces[j // 2], rotated_180=bool(j % 2),
+                              score=max(float(row[j]), MIN_SCORE))
+                for j in idx
+            )
+            out.append(Match(candidates=cands, unknown=cands[0].score < limit,
+                             unknown_score=float(unknown_p)))
+        return out

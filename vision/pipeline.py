@@ -1,0 +1,750 @@
+"""The live vision pipeline: one camera frame in, the game moves it completes out.
+
+Small named stages, each a function of its inputs and an explicit config, each timed by a
+shared `StageTimer`, in this order: `camera` (the corner markers checked for a bumped camera),
+`find` (the card finder: four corners per card), `track` (stable ids, the corners put in table
+millimetres by the calibration), `settle` (per zone: still and free of hands, with the zones
+projected into the image), `identify` (only the tracks that are new, moved, turned or changed
+look, and the cards of a zone that just settled with new content: each card is rectified from
+its corners to the identifier's input size, embedded and matched in the art pack's gallery, and
+the candidates go back to the tracker as evidence), `zones` (cards into the layout's zones, top
+first) and, when the table may be read and a zone shows something new, `snapshot` (a
+`TableSnapshot`: per readable zone its visible cards, top first, with face candidates) and
+`interpret` (`Interpreter.observe`: the legal moves that explain it, from the current belief).
+Uncertainty travels forward: vision hands over candidates, the rules decide. `Pipeline` only
+loads models and wires the stages; the finder and the identifier are parameters typed by the
+small protocols `CardFinder` and `CardIdentifier`, so everything downstream of the models can
+be checked with the truth stand-ins `TruthOracleFinder` / `TruthOracleIdentifier` (test
+doubles that read the answers from a truth file; never for play). `profile_from_truth` and
+`setup_from_truth` read the table geometry and the opening deal of a bundled clip;
+`score_moves` compares the moves read with the truth's.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any, Protocol
+
+import numpy as np
+
+from calibration.bump import BumpConfig, BumpMonitor, BumpReport, BumpStatus
+from calibration.layout import Layout, Stacking, build_layout
+from calibration.lens import LensModel
+from calibration.markers import DEFAULT_MARKER_MM
+from calibration.profile import CalibrationMethod, TableProfile
+from engine import get_game
+from engine.core import Ruleset
+from engine.interpret import Interpretation, InterpretConfig, Interpreter
+from engine.snapshot import TableSnapshot
+from vision.capture import Frame
+from vision.detections import Detections
+from vision.identify import FaceCandidate
+from vision.preprocess import INPUT_HEIGHT, INPUT_WIDTH, rectify
+from vision.settle import SettleConfig, SettleGate, SettleState
+from vision.synth.truth import Checkpoint, Truth
+from vision.timing import StageTimer
+from vision.tracker import (
+    CardTracker,
+    IdentifyReason,
+    IdentifyRequest,
+    Track,
+    TrackerConfig,
+    TrackUpdate,
+)
+from vision.zoning import ZoneContents, ZoningConfig, assign_cards, zone_ids, zone_polygons_image
+
+SETTLE_SECONDS = 0.27  # how long a zone must stay still and free of hands before it is read
+STAGES = ("camera", "find", "track", "settle", "identify", "zones", "snapshot", "interpret")
+
+
+class PipelineError(ValueError):
+    """A pipeline configuration or component that cannot be used; the message says what to do."""
+
+
+# -- the two model interfaces ------------------------------------------------------------------
+
+
+class CardFinder(Protocol):
+    """Finds every card of a frame: corners in the card's image, with scores."""
+
+    def find(self, image: np.ndarray, *, frame_index: int) -> Detections: ...
+
+
+class CardIdentifier(Protocol):
+    """Reads rectified card crops: per crop, face candidates best first (empty: unknown).
+
+    `corners` (n, 4, 2) are the crops' corners in the frame `frame_index`, for identifiers
+    that need to know where a crop came from (the truth stand-in); a model ignores them.
+    """
+
+    def identify(
+        self, crops: Sequence[np.ndarray], *, corners: np.ndarray, frame_index: int
+    ) -> list[tuple[FaceCandidate, ...]]: ...
+
+
+class ModelFinder:
+    """`CardFinder` over the ONNX finder (`vision.finder.Finder`)."""
+
+    def __init__(self, finder: Any) -> None:
+        self.finder = finder
+
+    def find(self, image: np.ndarray, *, frame_index: int) -> Detections:
+        del frame_index  # a model reads pixels only
+        found: Detections = self.finder.find_one(image)
+        return found
+
+
+class GalleryIdentifier:
+    """`CardIdentifier` over the ONNX embedding model and the active art pack's gallery.
+
+    A crop whose best match is below the model's calibrated threshold is unknown (a hand, a
+    blur, a card of another deck): it gets no candidates and is tried again next frame.
+    """
+
+    def __init__(self, embedder: Any, gallery: Any, *, top_k: int = 5) -> None:
+        if top_k < 1:
+            raise PipelineError(f"GalleryIdentifier: top_k must be at least 1, got {top_k}")
+        self.embedder = embedder
+        self.gallery = gallery
+        self.top_k = top_k
+
+    def identify(
+        self, crops: Sequence[np.ndarray], *, corners: np.ndarray, frame_index: int
+    ) -> list[tuple[FaceCandidate, ...]]:
+        del corners, frame_index
+        if not len(crops):
+            return []
+        matches = self.gallery.match(self.embedder.embed(crops), self.top_k)
+        return [() if m.unknown else tuple(m.candidates) for m in matches]
+
+
+# -- configuration ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PipelineConfig:
+    """Pipeline parameters in domain terms, and the stage configs it passes on.
+
+    - `min_finder_score`: finder confidence below which a detection is dropped before
+      tracking. Higher ignores more clutter, lower keeps half-covered cards.
+    - `max_identify_per_frame`: identifier calls per frame at most (new and turned-over cards
+      first, moved ones after). Lower bounds the frame time when many cards move at once; the
+      rest wait a frame or two.
+    - `recheck_pending_frames`: while the rules hold a change as pending (seen but not yet
+      explained), the table is read again every this many frames, so that the change is
+      either explained or, after the interpreter's pending time, written as a desync.
+    - `evidence_candidates`: candidates per card kept in a move's evidence.
+    - `quiet_table`: read the table only when every zone is settled, so a move that
+      touches several zones (a craft: paid cards to the discard, the crafted card to the
+      area) is read whole. Off: each zone is read as soon as it settles, which answers
+      sooner on a big table, but a half-done move can then be read as another legal move.
+    - `settle_rereads`: when a zone settles with new content its cards are read afresh, and
+      the fresh reading is recorded this many times in each card's evidence (each recording
+      halves the weight of what was known: 2 makes it count 3:1). A card put exactly where
+      another lay keeps the old card's track and may look too alike for the tracker to notice.
+    - `camera_check`: watch the corner markers for a bumped camera (off for geometry that
+      comes from a truth file, which is exact).
+    - `tracker`, `settle`, `zoning`, `interpret`, `bump`: the stages' own configs, each
+      documented where it is defined. The tracker re-identifies a card whose look changed by
+      0.06 (its own default 0.12 misses a pile top turned face up in compressed video, measured
+      at 0.09 on the bundled footage; a hand passing near a card costs a re-identification).
+    """
+
+    min_finder_score: float = 0.5
+    max_identify_per_frame: int = 12
+    recheck_pending_frames: int = 5
+    evidence_candidates: int = 3
+    quiet_table: bool = True
+    settle_rereads: int = 2
+    camera_check: bool = True
+    tracker: TrackerConfig = field(default_factory=lambda: TrackerConfig(reidentify_appearance=0.06))
+    settle: SettleConfig = field(default_factory=SettleConfig)
+    zoning: ZoningConfig = field(default_factory=ZoningConfig)
+    interpret: InterpretConfig = field(default_factory=InterpretConfig)
+    bump: BumpConfig = field(default_factory=BumpConfig)
+
+    def __post_init__(self) -> None:
+        if not 0.0 <= self.min_finder_score <= 1.0:
+            raise PipelineError("PipelineConfig.min_finder_score: must lie in [0, 1]")
+        for name in ("max_identify_per_frame", "recheck_pending_frames", "evidence_candidates",
+                     "settle_rereads"):
+            if getattr(self, name) < 1:
+                raise PipelineError(f"PipelineConfig.{name}: must be at least 1")
+
+    @classmethod
+    def for_game(cls, game: str, *, fps: float | None = None, **changes: Any) -> PipelineConfig:
+        """The defaults for `game` (its zoning) and a camera of `fps` frames per second (the
+        settle wait kept at about `SETTLE_SECONDS`), with `changes` applied."""
+        changes.setdefault("zoning", ZoningConfig.for_game(game))
+        if fps is not None and "settle" not in changes:
+            if not fps > 0:
+                raise PipelineError(f"PipelineConfig.for_game: fps must be more than 0, got {fps}")
+            changes["settle"] = SettleConfig(still_frames=max(3, round(SETTLE_SECONDS * fps)))
+        return cls(**changes)
+
+
+# -- stages: small functions ----------------------------------------------------------------------
+
+
+def find_cards(finder: CardFinder, image: np.ndarray, frame_index: int, config: PipelineConfig) -> Detections:
+    """Stage `find`: the cards of a frame, those under `min_finder_score` dropped."""
+    found = finder.find(image, frame_index=frame_index)
+    if not isinstance(found, Detections):
+        raise PipelineError(f"the card finder returned {type(found).__name__}, not Detections")
+    return found[found.scores >= config.min_finder_score]
+
+
+def track_cards(tracker: CardTracker, detections: Detections, image: np.ndarray, frame_index: int) -> TrackUpdate:
+    """Stage `track`: match the frame's cards to the tracks (the tracker holds the calibration)."""
+    return tracker.update(detections, image=image, frame_index=frame_index)
+
+
+def crop_card(image: np.ndarray, corners: np.ndarray) -> np.ndarray:
+    """A card rectified from its four corners at the identifier's input size: portrait when
+    its first edge is the short one, landscape otherwise (the identifier turns it upright)."""
+    q = np.asarray(corners, np.float32).reshape(4, 2)
+    first = float(np.linalg.norm(q[1] - q[0]))
+    second = float(np.linalg.norm(q[2] - q[1]))
+    width, height = (INPUT_WIDTH, INPUT_HEIGHT) if first <= second else (INPUT_HEIGHT, INPUT_WIDTH)
+    return rectify(image, q, width=width, height=height)
+
+
+_URGENCY = {IdentifyReason.NEW: 0, IdentifyReason.APPEARANCE: 1, IdentifyReason.TURNED: 2, IdentifyReason.MOVED: 3}
+
+
+def identify_requests(requests: Sequence[IdentifyRequest], limit: int) -> tuple[IdentifyRequest, ...]:
+    """The requests to serve this frame: new and changed-look cards first, at most `limit`."""
+    ordered = sorted(requests, key=lambda r: (_URGENCY[r.reason], r.track_id))
+    return tuple(ordered[:limit])
+
+
+def merge_candidates(candidates: Iterable[FaceCandidate]) -> tuple[dict[str, float], bool]:
+    """Face -> best score over both turns, and whether the best candidate is turned 180°."""
+    scores: dict[str, float] = {}
+    rotated = False
+    for k, c in enumerate(candidates):
+        if k == 0:
+            rotated = c.rotated_180
+        scores[c.face] = max(scores.get(c.face, 0.0), min(1.0, float(c.score)))
+    return scores, rotated
+
+
+def refresh_requests(
+    tracks: Sequence[Track], contents: ZoneContents, zones: Iterable[str]
+) -> tuple[IdentifyRequest, ...]:
+    """Every card seen in this frame in `zones` (zones that just settled with new content), to
+    be read afresh: a card put exactly where another lay (the next card of a pile) keeps the
+    track of the one it replaced, and may look too alike for the tracker to notice."""
+    wanted = {c.track_id for z in zones for c in contents.cards(z)}
+    return tuple(
+        IdentifyRequest(
+            track_id=t.track_id, detection_index=t.detection_index, corners=t.corners,
+            reason=IdentifyReason.APPEARANCE,
+        )
+        for t in tracks
+        if t.track_id in wanted and t.detection_index is not None
+    )
+
+
+def identify_tracks(
+    tracker: CardTracker,
+    identifier: CardIdentifier,
+    image: np.ndarray,
+    frame_index: int,
+    config: PipelineConfig,
+    refresh: Sequence[IdentifyRequest] = (),
+) -> int:
+    """Stage `identify`: crop, identify and record the tracks that need it and the `refresh`
+    ones; returns how many were identified (an unknown crop is left for the next frame).
+    A refreshed card's reading is recorded `settle_rereads` times, so that it outweighs what
+    was known of the card before."""
+    asked = identify_requests(tracker.tracks_needing_identification(), config.max_identify_per_frame)
+    listed = {r.track_id for r in asked}
+    fresh = {r.track_id for r in refresh}
+    requests = (*asked, *(r for r in refresh if r.track_id not in listed))
+    if not requests:
+        return 0
+    corners = np.stack([np.asarray(r.corners, np.float32) for r in requests])
+    crops = [crop_card(image, c) for c in corners]
+    results = identifier.identify(crops, corners=corners, frame_index=frame_index)
+    if len(results) != len(requests):
+        raise PipelineError(
+            f"the card identifier answered {len(results)} crops out of {len(requests)}; it must "
+            "return one candidate list per crop"
+        )
+    done = 0
+    for request, candidates in zip(requests, results, strict=True):
+        if not candidates:
+            continue
+        scores, rotated = merge_candidates(candidates)
+        for _ in range(config.settle_rereads if request.track_id in fresh else 1):
+            tracker.identified(request.track_id, scores, rotated_180=rotated)
+        done += 1
+    return done
+
+
+def zone_cards(layout: Layout, tracks: Sequence[Track], config: PipelineConfig) -> ZoneContents:
+    """Stage `zones`: every track in its zone, top first."""
+    return assign_cards(layout, tracks, config.zoning)
+
+
+def readable_zones(contents: ZoneContents, settle: SettleState, config: PipelineConfig) -> frozenset[str]:
+    """Zones that may be read now: settled, and every card in them identified; with
+    `quiet_table`, none until every zone of the table is settled."""
+    if config.quiet_table and len(settle.settled) < len(settle.motion):
+        return frozenset()
+    return frozenset(z for z in settle.settled if contents.ready(z))
+
+
+def zones_to_read(
+    contents: ZoneContents,
+    readable: frozenset[str],
+    dirty: frozenset[str],
+    last_read: Mapping[str, tuple[tuple[int, str | None], ...]],
+) -> frozenset[str]:
+    """Readable zones with something new: flagged by the settle gate since they were last
+    read (`dirty`), or showing other tracks or best faces than when last read."""
+    return frozenset(z for z in readable if z in dirty or contents.signature(z) != last_read.get(z))
+
+
+def build_snapshot(contents: ZoneContents, readable: frozenset[str], frame_index: int, time_s: float) -> TableSnapshot:
+    """Stage `snapshot`: the readable zones' cards (top first, with candidates)."""
+    return TableSnapshot(
+        frame=frame_index,
+        time=time_s,
+        zones={z: contents.seen(z) for z in sorted(readable)},
+        settled=readable,
+    )
+
+
+def move_evidence(
+    snapshot: TableSnapshot, interpretation: Interpretation[Any, Any], zones: Iterable[str], candidates: int
+) -> dict[str, Any]:
+    """Plain-data evidence for the moves of one interpretation: frame, time, score, and the
+    candidates of the cards in the zones that changed."""
+    return {
+        "frame": snapshot.frame,
+        "time": round(snapshot.time, 4),
+        "score": round(float(interpretation.score), 4),
+        "desync": interpretation.desync,
+        "zones": {
+            z: [
+                [[c.face, round(c.score, 4)] for c in card.candidates[:candidates]]
+                for card in snapshot.cards(z)
+            ]
+            for z in sorted(zones)
+        },
+    }
+
+
+# -- results --------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True, eq=False)
+class PipelineStep:
+    """What one frame produced. `moves` are engine moves, applied to the belief in order;
+    `move_dicts` the same in plain form; `evidence` is shared by this frame's moves."""
+
+    frame_index: int
+    time: float
+    detections: Detections
+    tracks: tuple[Track, ...]
+    zones: ZoneContents
+    settle: SettleState
+    snapshot: TableSnapshot | None
+    interpretation: Interpretation[Any, Any] | None
+    moves: tuple[Any, ...]
+    move_dicts: tuple[dict[str, Any], ...]
+    evidence: Mapping[str, Any] | None
+    camera: BumpReport | None
+    timings: Mapping[str, float]  # milliseconds per stage in this frame
+
+    @property
+    def pending(self) -> bool:
+        return self.interpretation is not None and self.interpretation.pending
+
+
+# -- the composition --------------------------------------------------------------------------------
+
+
+class Pipeline:
+    """Wires the stages for one camera and one game; feed it every frame in order.
+
+    Holds the belief (the game state the moves were applied to). A feed that shares the game
+    with an operator sets it again with `set_belief` after a correction.
+    """
+
+    def __init__(
+        self,
+        config: PipelineConfig | None = None,
+        *,
+        game: str,
+        players: int,
+        profile: TableProfile,
+        finder: CardFinder,
+        identifier: CardIdentifier,
+        belief: Any = None,
+        options: Mapping[str, Any] | None = None,
+        setup: Mapping[str, Any] | None = None,
+        timer: StageTimer | None = None,
+    ) -> None:
+        self.config = config or PipelineConfig.for_game(game)
+        self.ruleset: Ruleset[Any, Any] = get_game(game)
+        self.game = game
+        self.players = players
+        self.finder = finder
+        self.identifier = identifier
+        self.timer = timer or StageTimer()
+        self.layout = build_layout(game, players, profile.table_mm, marker_mm=profile.marker_mm)
+        self.interpreter: Interpreter[Any, Any] = Interpreter(self.ruleset, self.config.interpret)
+        if belief is None:
+            belief = self.ruleset.initial_state(players=players, options=options, setup=setup)
+        self.belief = belief
+        self.tracker = CardTracker(self.config.tracker, to_table=self._to_table)
+        self.bump = BumpMonitor(profile, self.config.bump) if self.config.camera_check else None
+        self._use_profile(profile)
+        self._dirty: set[str] = set()
+        self._last_read: dict[str, tuple[tuple[int, str | None], ...]] = {}
+        self._pending_since: int | None = None
+        self._last_check = -(10**9)
+
+    @classmethod
+    def from_models(
+        cls,
+        config: PipelineConfig | None = None,
+        *,
+        game: str,
+        players: int,
+        profile: TableProfile,
+        finder_path: str | Path | None = None,
+        identifier_path: str | Path | None = None,
+        pack: Any = None,
+        threads: int = 1,
+        **kwargs: Any,
+    ) -> Pipeline:
+        """Load the ONNX finder and identifier (default: the shipped models) and the gallery of
+        `pack` (default: the game's proxy art), then wire the pipeline."""
+        from vision.art.pack import proxy_pack
+        from vision.finder import DEFAULT_MODEL as FINDER_MODEL
+        from vision.finder import Finder
+        from vision.identify import DEFAULT_MODEL as IDENTIFIER_MODEL
+        from vision.identify import Gallery, Identifier
+
+        finder = Finder(finder_path or FINDER_MODEL, threads=threads)
+        embedder = Identifier(identifier_path or IDENTIFIER_MODEL, threads=threads)
+        gallery = Gallery.build(pack if pack is not None else proxy_pack(game), embedder)
+        return cls(
+            config, game=game, players=players, profile=profile, finder=ModelFinder(finder),
+            identifier=GalleryIdentifier(embedder, gallery), **kwargs,
+        )
+
+    # -- wiring -----------------------------------------------------------------------------------
+
+    def _use_profile(self, profile: TableProfile) -> None:
+        self.profile = profile
+        polygons = zone_polygons_image(self.layout, profile.table_to_image, self.config.zoning)
+        self.zone_polygons = polygons
+        self.gate = SettleGate(polygons, self.config.settle)
+
+    def _to_table(self, points: np.ndarray) -> np.ndarray:
+        return self.profile.image_to_table(points)
+
+    @property
+    def zone_ids(self) -> tuple[str, ...]:
+        return zone_ids(self.layout, self.config.zoning)
+
+    def set_belief(self, belief: Any) -> None:
+        """Take a new belief (an operator correction): anything pending is forgotten and every
+        zone is read again once settled."""
+        self.belief = belief
+        self.interpreter.reset()
+        self._pending_since = None
+        self._last_read.clear()
+
+    # -- one frame ----------------------------------------------------------------------------------
+
+    def process(self, frame: Frame) -> PipelineStep:
+        """Run every stage on one frame; returns what it found and the moves it completed."""
+        cfg = self.config
+        index, image = int(frame.index), frame.image
+        ms: dict[str, float] = {}
+        timer = self.timer
+
+        def timed(name: str) -> Any:
+            return _Timed(timer, name, ms)
+
+        camera = None
+        if self.bump is not None:
+            with timed("camera"):
+                camera = self.bump.update(image)
+            if camera.event is not None:
+                self._use_profile(camera.event.new_profile)
+        with timed("find"):
+            detections = find_cards(self.finder, image, index, cfg)
+        with timed("track"):
+            update = track_cards(self.tracker, detections, image, index)
+        with timed("settle"):
+            settle = self.gate.update(image, frame_index=index)
+        with timed("identify"):
+            refresh: tuple[IdentifyRequest, ...] = ()
+            if settle.changed_since_last_settle:
+                before = self.tracker.tracks
+                placed = zone_cards(self.layout, before, cfg)
+                refresh = refresh_requests(before, placed, settle.changed_since_last_settle)
+            identify_tracks(self.tracker, self.identifier, image, index, cfg, refresh)
+        tracks = self.tracker.tracks
+        with timed("zones"):
+            contents = zone_cards(self.layout, tracks, cfg)
+        camera_ok = camera is None or camera.status not in (BumpStatus.CAMERA_MOVED, BumpStatus.SUSPECT)
+
+        self._dirty |= settle.changed_since_last_settle
+        snapshot = interpretation = None
+        moves: tuple[Any, ...] = ()
+        evidence = None
+        readable = readable_zones(contents, settle, cfg) if camera_ok else frozenset()
+        due = zones_to_read(contents, readable, frozenset(self._dirty), self._last_read)
+        recheck = self._pending_since is not None and index - self._last_check >= cfg.recheck_pending_frames
+        if readable and (due or recheck):
+            with timed("snapshot"):
+                snapshot = build_snapshot(contents, readable, index, float(frame.time))
+            with timed("interpret"):
+                interpretation = self.interpreter.observe(self.belief, snapshot)
+            self._last_check = index
+            if not interpretation.pending:
+                self._pending_since = None
+            elif self._pending_since is None:
+                self._pending_since = index
+            for z in readable:
+                self._last_read[z] = contents.signature(z)
+            self._dirty -= readable
+            moves = tuple(interpretation.moves)
+            if moves:
+                self.belief = interpretation.state
+                evidence = move_evidence(snapshot, interpretation, due or readable, cfg.evidence_candidates)
+        return PipelineStep(
+            frame_index=index,
+            time=float(frame.time),
+            detections=update.detections,
+            tracks=tracks,
+            zones=contents,
+            settle=settle,
+            snapshot=snapshot,
+            interpretation=interpretation,
+            moves=moves,
+            move_dicts=tuple(self.ruleset.move_to_dict(m) for m in moves),
+            evidence=MappingProxyType(evidence) if evidence is not None else None,
+            camera=camera,
+            timings=MappingProxyType(ms),
+        )
+
+
+class _Timed:
+    """Times one stage into the shared timer and this frame's figures."""
+
+    __slots__ = ("_inner", "_ms", "_name", "_timer")
+
+    def __init__(self, timer: StageTimer, name: str, ms: dict[str, float]) -> None:
+        self._timer, self._name, self._ms = timer, name, ms
+
+    def __enter__(self) -> None:
+        self._inner = time.perf_counter()
+
+    def __exit__(self, *exc: object) -> None:
+        elapsed = (time.perf_counter() - self._inner) * 1000.0
+        self._ms[self._name] = elapsed
+        self._timer.record(self._name, elapsed)
+
+
+# -- geometry and deal of a bundled clip ------------------------------------------------------------
+
+
+def profile_from_truth(truth: Truth, *, frame: int = 0, source: str = "truth") -> TableProfile:
+    """The table profile of a clip, read from its truth file (homography and lens of one frame):
+    how bundled footage runs without a calibration step."""
+    game, players = truth.clip.game, truth.clip.players
+    if game is None or players is None:
+        raise PipelineError(f"{source}: the clip names no game or player count; pass --calibration")
+    framed = [f for f in truth.frames if f.camera is not None]
+    if not framed:
+        raise PipelineError(f"{source}: no frame holds the camera geometry; pass --calibration")
+    cam = next((f.camera for f in framed if f.index >= frame), framed[0].camera)
+    assert cam is not None
+    lens = cam.lens
+    k = np.array([[lens.fx, 0.0, lens.cx], [0.0, lens.fy, lens.cy], [0.0, 0.0, 1.0]])
+    table_to_px = np.asarray(cam.homography, np.float64)
+    homography = np.linalg.inv(table_to_px)
+    homography /= homography[2, 2]
+    layout = build_layout(game, players)
+    return TableProfile(
+        game=game,
+        players=players,
+        table_mm=layout.table_mm,
+        marker_mm=DEFAULT_MARKER_MM,
+        image_size=truth.clip.frame_size,
+        homography=homography,
+        lens=LensModel(
+            camera_matrix=k,
+            distortion=np.array([lens.k1, lens.k2, 0.0, 0.0, 0.0]),
+            image_size=truth.clip.frame_size,
+        ),
+        method=CalibrationMethod.CORNERS,
+        created=None,
+    )
+
+
+def setup_from_checkpoint(checkpoint: Checkpoint, layout: Layout, *, engine_zones: Iterable[str]) -> dict[str, list[str | None]]:
+    """The opening deal as the camera sees it: every card of a spread and every pile top by
+    its card id, the cards under a pile top unknown (None). Zones the engine does not take in
+    a setup (`engine_zones` lists those it does) are left out."""
+    stacking = {z.id: z.stacking for z in layout.zones}
+    wanted = set(engine_zones)
+    setup: dict[str, list[str | None]] = {}
+    for zone, cards in checkpoint.zones.items():
+        if zone not in wanted or not cards:
+            continue
+        ids = [c.card for c in cards]
+        if stacking.get(zone) is Stacking.TOP_VISIBLE:
+            ids = [ids[0], *([None] * (len(ids) - 1))]
+        setup[zone] = ids
+    return setup
+
+
+def setup_from_truth(truth: Truth, ruleset: Ruleset[Any, Any], *, source: str = "truth") -> dict[str, list[str | None]]:
+    """The opening deal of a clip from its first checkpoint (see `setup_from_checkpoint`)."""
+    if not truth.checkpoints or truth.clip.game is None or truth.clip.players is None:
+        raise PipelineError(f"{source}: no checkpoint of the opening table; pass the deal with --setup")
+    players = truth.clip.players
+    blank = ruleset.initial_state(players=players)
+    layout = build_layout(truth.clip.game, players)
+    return setup_from_checkpoint(truth.checkpoints[0], layout, engine_zones=ruleset.zones(blank).keys())
+
+
+# -- truth stand-ins for the models (test doubles) ---------------------------------------------------
+
+
+class TruthOracleFinder:
+    """TEST DOUBLE: 'finds' the cards a truth file lists for the frame index it is given.
+
+    Cards seen less than `min_visible` are left out, as a finder misses them; `corner_noise_px`
+    adds seeded Gaussian noise to the corners. Used by tests and by `cardtrack bench pipeline
+    --oracle` to check and measure everything downstream of the models; never for play.
+    """
+
+    def __init__(self, truth: Truth, *, min_visible: float = 0.3, corner_noise_px: float = 0.0, seed: int = 0) -> None:
+        self._frames = {f.index: f for f in truth.frames}
+        self.min_visible = min_visible
+        self.corner_noise_px = corner_noise_px
+        self._rng = np.random.default_rng(seed)
+
+    def find(self, image: np.ndarray, *, frame_index: int) -> Detections:
+        del image
+        truth = self._frames.get(frame_index)
+        cards = [c for c in truth.cards if c.visible >= self.min_visible] if truth is not None else []
+        if not cards:
+            return Detections.empty()
+        corners = np.array([c.corners for c in cards], np.float32)
+        if self.corner_noise_px > 0:
+            corners += self._rng.normal(0.0, self.corner_noise_px, corners.shape).astype(np.float32)
+        return Detections(corners=corners, scores=np.ones(len(cards), np.float32))
+
+
+class TruthOracleIdentifier:
+    """TEST DOUBLE: names each crop by the truth card whose corners lie nearest to the crop's
+    corners in the same frame, with `score`; a runner-up face (`runner_up`, `runner_up_score`)
+    can be added to exercise the rules' use of candidates. Never for play."""
+
+    def __init__(
+        self, truth: Truth, *, score: float = 0.9, runner_up: str | None = None, runner_up_score: float = 0.05,
+        max_distance_px: float = 40.0,
+    ) -> None:
+        self._frames = {f.index: f for f in truth.frames}
+        self.score = score
+        self.runner_up = runner_up
+        self.runner_up_score = runner_up_score
+        self.max_distance_px = max_distance_px
+
+    def identify(
+        self, crops: Sequence[np.ndarray], *, corners: np.ndarray, frame_index: int
+    ) -> list[tuple[FaceCandidate, ...]]:
+        truth = self._frames.get(frame_index)
+        if truth is None or not truth.cards:
+            return [() for _ in crops]
+        centres = np.array([np.mean(c.corners, axis=0) for c in truth.cards])
+        out: list[tuple[FaceCandidate, ...]] = []
+        for quad in np.asarray(corners, np.float64).reshape(-1, 4, 2):
+            d = np.linalg.norm(centres - quad.mean(axis=0), axis=1)
+            # Prefer the card on top (most visible) among those under the crop's centre.
+            near = np.flatnonzero(d <= max(2.0, float(d.min()) + 2.0))
+            best = max(near, key=lambda i: truth.cards[i].visible)
+            if d[best] > self.max_distance_px:
+                out.append(())
+                continue
+            face = truth.cards[best].face
+            found = [FaceCandidate(face=face, rotated_180=False, score=self.score)]
+            if self.runner_up is not None and self.runner_up != face:
+                found.append(FaceCandidate(face=self.runner_up, rotated_180=False, score=self.runner_up_score))
+            out.append(tuple(found))
+        return out
+
+
+
+
+# -- comparing with the truth ------------------------------------------------------------------------
+
+
+def move_key(move: Mapping[str, Any]) -> str:
+    """A move in comparable form: what the camera saw turning up (`reveal`) left out, lists of
+    card ids sorted (a payment is a set)."""
+    clean = {
+        k: sorted(v) if isinstance(v, list) and all(isinstance(x, str) for x in v) else v
+        for k, v in move.items()
+        if k != "reveal"
+    }
+    return repr(sorted(clean.items()))
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MoveScore:
+    """Emitted moves against the truth's: matched in order (longest common subsequence)."""
+
+    emitted: int
+    expected: int
+    matched: int
+    delays_frames: tuple[int, ...]  # per matched move: emitted frame - truth completion frame
+
+    @property
+    def precision(self) -> float:
+        return self.matched / self.emitted if self.emitted else 1.0
+
+    @property
+    def recall(self) -> float:
+        return self.matched / self.expected if self.expected else 1.0
+
+
+def score_moves(
+    emitted: Sequence[tuple[int, Mapping[str, Any]]], expected: Sequence[tuple[int, Mapping[str, Any]]]
+) -> MoveScore:
+    """Match (frame, move) lists in order by `move_key`; table corrections count as emitted."""
+    a = [move_key(m) for _, m in emitted]
+    b = [move_key(m) for _, m in expected]
+    n, m = len(a), len(b)
+    table = [[0] * (m + 1) for _ in range(n + 1)]
+    for i in range(n - 1, -1, -1):
+        for j in range(m - 1, -1, -1):
+            table[i][j] = table[i + 1][j + 1] + 1 if a[i] == b[j] else max(table[i + 1][j], table[i][j + 1])
+    delays: list[int] = []
+    i = j = 0
+    while i < n and j < m:
+        if a[i] == b[j]:
+            delays.append(int(emitted[i][0]) - int(expected[j][0]))
+            i += 1
+            j += 1
+        elif table[i + 1][j] >= table[i][j + 1]:
+            i += 1
+        else:
+            j += 1
+    return MoveScore(emitted=n, expected=m, matched=len(delays), delays_frames=tuple(delays))

@@ -1,0 +1,179 @@
+"""Which zone each tracked card lies in, which card is on top, and the zones as image polygons.
+
+The calibration puts every track's centre in table millimetres; the game's layout
+(`calibration.layout`) names the innermost zone under it. A card on the table but outside every
+zone of the layout goes to the game's *loose* zone when it has one (the Mattel game lays the
+cards of a TNT blast out on a free spot of the table: its engine zone `tnt`), and is otherwise
+left out (a card carried over the table by a hand, a card pushed off its zone). Within a zone
+the cards are listed top first: for a pile (top-visible or single stacking) the newest track is
+on top, because a card put on a pile is seen as a new track while the one it covers is lost to
+the camera; a spread lists every card, newest first. `zone_polygons_image` projects the zones
+into the image for the settle gate; the loose zone is the whole table there, so it is read only
+when no hand is anywhere over the table.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from types import MappingProxyType
+
+import numpy as np
+
+from calibration.layout import Layout
+from engine.snapshot import Candidate, SeenCard
+from vision.tracker import Track
+
+# Games whose engine knows a zone the layout leaves to a free spot of the table.
+LOOSE_ZONES: Mapping[str, str] = MappingProxyType({"minecraft-card-game": "tnt"})
+
+PointMap = Callable[[np.ndarray], np.ndarray]
+
+
+class ZoningError(ValueError):
+    """A zoning configuration or input that cannot be used; the message names the field."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ZoningConfig:
+    """Zone assignment parameters.
+
+    - `loose_zone`: zone id given to cards lying on the table outside every layout zone (None:
+      such cards are left out). Only for games whose engine has such a zone (`LOOSE_ZONES`).
+    - `table_margin_mm`: how far beyond the table's marker rectangle a loose card may lie.
+      Larger keeps a card pushed to the edge; smaller ignores objects beside the table.
+    """
+
+    loose_zone: str | None = None
+    table_margin_mm: float = 0.0
+
+    def __post_init__(self) -> None:
+        if self.loose_zone is not None and not self.loose_zone:
+            raise ZoningError("ZoningConfig.loose_zone: a zone id or None, not an empty string")
+        if self.table_margin_mm < 0:
+            raise ZoningError("ZoningConfig.table_margin_mm: must be 0 or more")
+
+    @classmethod
+    def for_game(cls, game: str) -> ZoningConfig:
+        """The defaults for `game` (its loose zone, if it has one)."""
+        return cls(loose_zone=LOOSE_ZONES.get(game))
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ZonedCard:
+    """One tracked card in a zone."""
+
+    track_id: int
+    zone: str
+    first_frame: int
+    candidates: tuple[Candidate, ...]  # identity evidence, best first; empty: not identified
+    rotated_180: bool
+
+    @property
+    def identified(self) -> bool:
+        return bool(self.candidates)
+
+    def seen(self) -> SeenCard:
+        """The card as the engine's snapshot holds it (needs at least one candidate)."""
+        if not self.candidates:
+            raise ZoningError(f"track {self.track_id}: not identified yet, it has no candidates")
+        return SeenCard(candidates=self.candidates, track_id=self.track_id, rotated_180=self.rotated_180)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True, eq=False)
+class ZoneContents:
+    """Every zone's cards, top (newest) first, and the tracks that lie in no zone."""
+
+    zones: Mapping[str, tuple[ZonedCard, ...]]
+    outside: tuple[int, ...]  # track ids off every zone
+
+    def cards(self, zone: str) -> tuple[ZonedCard, ...]:
+        return self.zones.get(zone, ())
+
+    def ready(self, zone: str) -> bool:
+        """True when every card of the zone has been identified (the zone can be read)."""
+        return all(c.identified for c in self.cards(zone))
+
+    def signature(self, zone: str) -> tuple[tuple[int, str | None], ...]:
+        """What the zone shows, for noticing a change: its tracks and their best faces."""
+        return tuple((c.track_id, c.candidates[0].face if c.candidates else None) for c in self.cards(zone))
+
+    def seen(self, zone: str) -> tuple[SeenCard, ...]:
+        """The zone's identified cards as snapshot cards, top first."""
+        return tuple(c.seen() for c in self.cards(zone) if c.identified)
+
+
+def zone_ids(layout: Layout, config: ZoningConfig) -> tuple[str, ...]:
+    """The layout's zone ids, then the loose zone if any."""
+    ids = layout.ids()
+    if config.loose_zone is not None and config.loose_zone not in ids:
+        return (*ids, config.loose_zone)
+    return ids
+
+
+def table_polygon(layout: Layout, margin_mm: float = 0.0) -> np.ndarray:
+    """(4, 2) the table's marker rectangle in mm, grown by `margin_mm`."""
+    w, h = layout.table_mm
+    m = margin_mm
+    return np.array([[-m, -m], [w + m, -m], [w + m, h + m], [-m, h + m]], np.float64)
+
+
+def _top_first(cards: list[ZonedCard]) -> tuple[ZonedCard, ...]:
+    # Piles and spreads alike: the newest card was put down last, so it lies on top / is the
+    # most recent. A pile shows only that one; the engine reads only the first card of a pile.
+    return tuple(sorted(cards, key=lambda c: (-c.first_frame, -c.track_id)))
+
+
+def assign_cards(layout: Layout, tracks: Sequence[Track], config: ZoningConfig) -> ZoneContents:
+    """Put each track in the innermost zone under its centre (table mm), top first per zone."""
+    names = zone_ids(layout, config)
+    found: dict[str, list[ZonedCard]] = {name: [] for name in names}
+    outside: list[int] = []
+    if tracks:
+        centres = np.array([t.center_mm for t in tracks], np.float64).reshape(-1, 2)
+        hits = layout.assign_zones(centres)
+        w, h = layout.table_mm
+        m = config.table_margin_mm
+        on_table = (
+            (centres[:, 0] >= -m) & (centres[:, 0] <= w + m) & (centres[:, 1] >= -m) & (centres[:, 1] <= h + m)
+        )
+        for track, zone, inside in zip(tracks, hits, on_table, strict=True):
+            if zone is None and config.loose_zone is not None and bool(inside):
+                zone = config.loose_zone
+            if zone is None:
+                outside.append(track.track_id)
+                continue
+            found[zone].append(
+                ZonedCard(
+                    track_id=track.track_id,
+                    zone=zone,
+                    first_frame=track.first_frame,
+                    candidates=track.candidates,
+                    rotated_180=track.rotated_180,
+                )
+            )
+    return ZoneContents(
+        zones=MappingProxyType({name: _top_first(cards) for name, cards in found.items()}),
+        outside=tuple(outside),
+    )
+
+
+def zone_polygons_image(layout: Layout, to_image: PointMap, config: ZoningConfig) -> dict[str, np.ndarray]:
+    """Every zone's polygon in image pixels (the loose zone: the whole table), for the settle
+    gate. `to_image` maps `(n, 2)` table mm to `(n, 2)` image pixels (the calibration)."""
+    out: dict[str, np.ndarray] = {}
+    for zone in layout.zones:
+        out[zone.id] = _mapped(to_image, np.asarray(zone.polygon, np.float64), zone.id)
+    if config.loose_zone is not None and config.loose_zone not in out:
+        out[config.loose_zone] = _mapped(to_image, table_polygon(layout, config.table_margin_mm), config.loose_zone)
+    return out
+
+
+def _mapped(to_image: PointMap, polygon_mm: np.ndarray, name: str) -> np.ndarray:
+    pts = np.asarray(to_image(polygon_mm), np.float64)
+    if pts.shape != polygon_mm.shape or not np.isfinite(pts).all():
+        raise ZoningError(
+            f"zone {name!r}: the calibration maps its polygon to {pts.shape} points or to "
+            "non-finite pixels; check the table profile (calibrate again)"
+        )
+    return pts
