@@ -353,18 +353,7 @@ class Interpreter(Generic[S, M]):
 
     def explain(self, belief: S, snapshot: TableSnapshot) -> list[Explanation[S, M]]:
         """Every explanation the search kept, best first (the empty one included)."""
-        nodes = self._search(belief, snapshot)
-        return [
-            Explanation(
-                moves=n.moves,
-                state=n.state,
-                score=n.score,
-                warnings=n.warnings,
-                explains=n.explains,
-                unexplained=n.unexplained,
-            )
-            for n in nodes
-        ]
+        return [_explanation(n) for n in self._search(belief, snapshot)]
 
     def _search(self, belief: S, snapshot: TableSnapshot) -> list[_Node[S, M]]:
         cfg = self.config
@@ -476,18 +465,18 @@ class Interpreter(Generic[S, M]):
 def _as_explanations(
     first: tuple[_Node[S, M], ...], rest: tuple[Explanation[S, M], ...], limit: int
 ) -> tuple[Explanation[S, M], ...]:
-    out = [
-        Explanation(
-            moves=n.moves,
-            state=n.state,
-            score=n.score,
-            warnings=n.warnings,
-            explains=n.explains,
-            unexplained=n.unexplained,
-        )
-        for n in first
-    ]
-    return (*out, *rest)[:limit]
+    return (*(_explanation(n) for n in first), *rest)[:limit]
+
+
+def _explanation(node: _Node[S, M]) -> Explanation[S, M]:
+    return Explanation(
+        moves=node.moves,
+        state=node.state,
+        score=node.score,
+        warnings=node.warnings,
+        explains=node.explains,
+        unexplained=node.unexplained,
+    )
 
 
 def _key(state: object) -> object:
