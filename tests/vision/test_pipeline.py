@@ -134,8 +134,6 @@ def test_moves_compare_without_reveals_and_with_payments_as_sets() -> None:
 
 
 def test_config_errors_name_the_field() -> None:
-    with pytest.raises(PipelineError, match="min_finder_score"):
-        PipelineConfig(min_finder_score=1.5)
     with pytest.raises(PipelineError, match="max_identify_per_frame"):
         PipelineConfig(max_identify_per_frame=0)
     with pytest.raises(PipelineError, match="fps"):
