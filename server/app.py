@@ -461,32 +461,21 @@ def _load_json(path: Path) -> dict[str, Any]:
 
 
 def _install_error_handlers(app: FastAPI) -> None:
-    def error(status: int, exc: Exception) -> JSONResponse:
-        return JSONResponse(status_code=status, content={"detail": str(exc)})
+    # Domain errors map to a status by kind; each carries a message that says what to fix.
+    statuses: tuple[tuple[type[Exception], int], ...] = (
+        (MoveRejectedError, 400),
+        (UnknownEntryError, 404),
+        (ConflictError, 409),
+        (SessionError, 400),
+        (EngineError, 400),
+        (JournalError, 400),
+    )
+    for kind, status in statuses:
 
-    @app.exception_handler(MoveRejectedError)
-    async def rejected(_: Request, exc: MoveRejectedError) -> JSONResponse:
-        return error(400, exc)
+        async def handler(_: Request, exc: Exception, status: int = status) -> JSONResponse:
+            return JSONResponse(status_code=status, content={"detail": str(exc)})
 
-    @app.exception_handler(UnknownEntryError)
-    async def unknown(_: Request, exc: UnknownEntryError) -> JSONResponse:
-        return error(404, exc)
-
-    @app.exception_handler(ConflictError)
-    async def conflict(_: Request, exc: ConflictError) -> JSONResponse:
-        return error(409, exc)
-
-    @app.exception_handler(SessionError)
-    async def session_error(_: Request, exc: SessionError) -> JSONResponse:
-        return error(400, exc)
-
-    @app.exception_handler(EngineError)
-    async def engine_error(_: Request, exc: EngineError) -> JSONResponse:
-        return error(400, exc)
-
-    @app.exception_handler(JournalError)
-    async def journal_error(_: Request, exc: JournalError) -> JSONResponse:
-        return error(400, exc)
+        app.add_exception_handler(kind, handler)
 
     @app.exception_handler(RequestValidationError)
     async def invalid(_: Request, exc: RequestValidationError) -> JSONResponse:
