@@ -1,24 +1,31 @@
 """Per-game interpreter modules: how each game looks on camera and which moves explain a change.
 
 `interpreter_for(ruleset)` returns the `GameInterpreter` registered for the ruleset's game id;
-the generic search lives in `engine.interpret`.
+the generic search lives in `engine.interpret`. A game's interpreter is named in `_MODULES`
+(game id → module and class), imported only when asked for.
 """
 
 from __future__ import annotations
 
+import importlib
 from typing import Any
 
 from engine.core import Ruleset
 from engine.errors import UnknownGameError
 
+_MODULES: dict[str, tuple[str, str]] = {
+    "minecraft-card-game": ("engine.interpreters.minecraft_card_game", "McgInterpreter"),
+}
+
 
 def interpreter_for(ruleset: Ruleset[Any, Any]) -> Any:
-    """The interpreter module object for `ruleset`, or a clear error naming the games served."""
-    if ruleset.id == "minecraft-card-game":
-        from engine.interpreters.minecraft_card_game import McgInterpreter
-
-        return McgInterpreter(ruleset)
-    raise UnknownGameError(
-        f"no snapshot interpreter for game {ruleset.id!r}; interpreters exist for: "
-        "minecraft-card-game"
-    )
+    """The interpreter object for `ruleset`, or a clear error naming the games served."""
+    try:
+        module_name, class_name = _MODULES[ruleset.id]
+    except KeyError:
+        served = ", ".join(sorted(_MODULES))
+        raise UnknownGameError(
+            f"no snapshot interpreter for game {ruleset.id!r}; interpreters exist for: {served}"
+        ) from None
+    cls = getattr(importlib.import_module(module_name), class_name)
+    return cls(ruleset)
