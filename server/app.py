@@ -6,7 +6,10 @@ on shutdown it stops the feed (within a second), detaches the broadcaster and cl
 journal. Writes go through `Session` (blocking SQLite commits run in the thread pool); reads
 of what the public may see go through the broadcaster, which knows the broadcast delay.
 With a token configured, writing endpoints, the console page, the raw journal and the
-operator and player audiences need it (`Authorization: Bearer T` or `?token=T`).
+operator and player audiences need it (`Authorization: Bearer T` or `?token=T`). The table
+profile (`/api/calibration`) is kept by a `server.table_profile.ProfileStore`: uploaded or
+fitted from four clicked corners, saved to the settings' calibration file and handed to the
+camera feed.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ import logging
 import secrets
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -42,6 +46,14 @@ from server.session import (
     UnknownEntryError,
 )
 from server.settings import LANGUAGE_PATTERN, ServerSettings
+from server.table_profile import (
+    CalibrationInputError,
+    ProfileSource,
+    ProfileStore,
+    describe,
+    profile_from_corners,
+    profile_from_upload,
+)
 
 log = logging.getLogger(__name__)
 
@@ -65,6 +77,11 @@ _INDEX = """<!doctype html>
 def session_of(request: Request) -> Session:
     s: Session = request.app.state.session
     return s
+
+
+def profiles_of(request: Request) -> ProfileStore:
+    p: ProfileStore = request.app.state.profiles
+    return p
 
 
 def broadcaster_of(request: Request) -> Broadcaster:
@@ -117,6 +134,7 @@ def audience_of(
 Writer = Annotated[None, Depends(require_token)]
 SessionDep = Annotated[Session, Depends(session_of)]
 BroadcasterDep = Annotated[Broadcaster, Depends(broadcaster_of)]
+ProfilesDep = Annotated[ProfileStore, Depends(profiles_of)]
 AudienceQ = Annotated[
     schemas.AudienceParam, Query(description="public (delayed), operator or player")
 ]
@@ -141,6 +159,7 @@ def create_app(settings: ServerSettings) -> FastAPI:
         broadcaster = Broadcaster(session, delay_s=settings.broadcast_delay_s)
         feed = settings.make_feed()
         runner = FeedRunner(session, feed) if feed is not None else None
+        app.state.profiles = await asyncio.to_thread(ProfileStore, settings.calibration_path, feed)
         app.state.session = session
         app.state.broadcaster = broadcaster
         app.state.runner = runner
@@ -400,6 +419,62 @@ def create_app(settings: ServerSettings) -> FastAPI:
             runner.stop()
         return _feed_out(request, changed)
 
+    # -- calibration ----------------------------------------------------------------------------------
+
+    def calibration_out(session: Session, profiles: ProfileStore) -> dict[str, Any]:
+        snap = session.snapshot
+        return describe(profiles.active(), game=snap.game, players=snap.players)
+
+    def now() -> str:
+        return datetime.now(UTC).isoformat(timespec="seconds")
+
+    def use_profile(profiles: ProfileStore, profile: Any, source: ProfileSource) -> None:
+        try:
+            profiles.set(profile, source)
+        except OSError as exc:
+            raise HTTPException(
+                500, f"{profiles.path}: the calibration file cannot be written ({exc.strerror}); "
+                "nothing was changed: check the folder exists and may be written",
+            ) from None
+
+    @app.get("/api/calibration", response_model=schemas.CalibrationOut, tags=["calibration"])
+    def calibration(session: SessionDep, profiles: ProfilesDep) -> dict[str, Any]:
+        """The active table profile (size, homography, fit error, source, when it was made) and
+        the game's zones in table mm and, with a profile, in camera-frame pixels."""
+        return calibration_out(session, profiles)
+
+    @app.put("/api/calibration", response_model=schemas.CalibrationOut, tags=["calibration"],
+             responses={401: {"model": schemas.ErrorOut}, 422: {"model": schemas.ErrorOut}})
+    def upload_calibration(
+        body: schemas.ProfileBody, session: SessionDep, profiles: ProfilesDep, _: Writer
+    ) -> dict[str, Any]:
+        """Use a profile file's JSON (as `cardtrack calibrate table` writes it): checked against
+        the game being played, saved to the calibration file, applied by the camera feed."""
+        snap = session.snapshot
+        profile = profile_from_upload(body.to_file_dict(), snap.game, snap.players)
+        use_profile(profiles, profile, ProfileSource.UPLOAD)
+        return calibration_out(session, profiles)
+
+    @app.post("/api/calibration/corners", response_model=schemas.CalibrationOut,
+              tags=["calibration"],
+              responses={401: {"model": schemas.ErrorOut}, 422: {"model": schemas.ErrorOut}})
+    def calibrate_corners(
+        body: schemas.CornersBody, session: SessionDep, profiles: ProfilesDep, _: Writer
+    ) -> dict[str, Any]:
+        """Fit the table from its four corners clicked on the camera picture (top-left,
+        top-right, bottom-right, bottom-left, in camera-frame pixels); saved to the calibration
+        file and used by the camera feed from its next frame."""
+        snap = session.snapshot
+        active = profiles.active()
+        image_size = body.image_size or (tuple(active.camera_size) if active.camera_size else None)
+        profile = profile_from_corners(
+            body.corners, game=snap.game, players=snap.players,
+            image_size=image_size,  # type: ignore[arg-type]
+            table_mm=body.table_mm, base=active.profile, created=now(),
+        )
+        use_profile(profiles, profile, ProfileSource.CORNERS)
+        return calibration_out(session, profiles)
+
     # -- live ---------------------------------------------------------------------------------------
 
     @app.websocket("/ws")
@@ -469,6 +544,7 @@ def _install_error_handlers(app: FastAPI) -> None:
         (SessionError, 400),
         (EngineError, 400),
         (JournalError, 400),
+        (CalibrationInputError, 422),
     )
     for kind, status in statuses:
 

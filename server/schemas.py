@@ -223,3 +223,142 @@ class FeedOut(BaseModel):
 
 class ErrorOut(BaseModel):
     detail: str
+
+
+# -- calibration --------------------------------------------------------------------------------
+
+Finite = Annotated[float, Field(allow_inf_nan=False)]
+Pixel = Annotated[float, Field(allow_inf_nan=False, ge=-100_000, le=100_000)]
+Millimetres = Annotated[float, Field(allow_inf_nan=False, gt=0, le=100_000)]
+ImageSide = Annotated[int, Field(ge=1, le=20_000)]
+
+
+class CornersBody(_Body):
+    """Four table corners clicked on the camera picture."""
+
+    corners: list[tuple[Pixel, Pixel]] = Field(
+        min_length=4, max_length=4,
+        description="Camera-frame pixels [x, y] of the table corners (the centres of the corner "
+        "markers), in this order as seen in the image: top-left, top-right, bottom-right, "
+        "bottom-left.",
+        json_schema_extra={"example": [[349, 200], [957, 98], [1085, 595], [281, 656]]},
+    )
+    image_size: tuple[ImageSide, ImageSide] | None = Field(
+        default=None,
+        description="[width, height] of the camera frame the corners are in; default: the "
+        "active profile's.",
+    )
+    table_mm: tuple[Millimetres, Millimetres] | None = Field(
+        default=None,
+        description="Table size [W, H] in mm between the corners; default: the active profile's, "
+        "else the size the game's layout is drawn for.",
+    )
+
+
+class MarkerIn(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    size_mm: Finite
+    dictionary: str | None = None
+
+
+class ErrorFiguresIn(BaseModel):
+    rms_px: Finite
+    max_px: Finite
+    rms_mm: Finite
+    max_mm: Finite
+    points: int
+
+
+class ObservationIn(BaseModel):
+    id: int
+    corners_px: list[tuple[Finite, Finite]] = Field(max_length=4)
+    frames: int
+    spread_px: Finite
+    rotation: int = 0
+
+
+class ProfileBody(BaseModel):
+    """A table profile as `cardtrack calibrate table` writes it (`table.json`, schema 1)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    schema_: int = Field(alias="schema", description="Profile format version (1).")
+    kind: str = Field(description='"cardtrack-table-profile"')
+    game: GameId
+    players: int = Field(ge=1, le=16)
+    table_mm: tuple[Millimetres, Millimetres]
+    marker: MarkerIn
+    image_size: tuple[ImageSide, ImageSide]
+    method: str = Field(max_length=32, description="markers or corners")
+    homography: list[list[Finite]] = Field(
+        min_length=3, max_length=3, description="3×3 image → table mm (undistorted pixels)."
+    )
+    lens: dict[str, Any] | None = None
+    errors: ErrorFiguresIn | None = None
+    observations: list[ObservationIn] = Field(default=[], max_length=4)
+    created: str | None = Field(default=None, max_length=64)
+
+    def to_file_dict(self) -> dict[str, Any]:
+        """The body as the profile file's plain data."""
+        return self.model_dump(by_alias=True)
+
+
+class ErrorFiguresOut(BaseModel):
+    rms_px: float
+    max_px: float
+    rms_mm: float
+    max_mm: float
+    points: int
+
+
+class ZoneOut(BaseModel):
+    id: str
+    kind: str
+    stacking: str
+    player: int | None
+    parent: str | None
+    polygon_mm: list[list[float]]
+    polygon_px: list[list[float]] | None = Field(
+        description="The zone in camera-frame pixels (null without a profile for this game)."
+    )
+
+
+class LayoutOut(BaseModel):
+    game: str
+    players: int
+    table_mm: list[float]
+    card_mm: list[float]
+    table_px: list[list[float]] | None
+    zones: list[ZoneOut]
+
+
+class ProfileOut(BaseModel):
+    game: str
+    players: int
+    table_mm: list[float]
+    marker_mm: float
+    image_size: list[int]
+    method: str
+    homography: list[list[float]]
+    lens: bool
+    created: str | None
+    errors: ErrorFiguresOut | None
+
+
+class CalibrationOut(BaseModel):
+    """The active table profile and the game's zones on it."""
+
+    calibrated: bool
+    source: Literal["none", "file", "feed", "upload", "corners"]
+    path: str | None = Field(description="The calibration file (set with --calibration).")
+    saved: bool = Field(description="Whether the active profile is the one in that file.")
+    applied: bool = Field(description="Whether a camera feed follows this profile.")
+    game: str
+    players: int
+    corner_order: list[str]
+    camera_size: list[int] | None = Field(description="[width, height] of the camera frames.")
+    profile: ProfileOut | None
+    fit_error: ErrorFiguresOut | None
+    layout: LayoutOut | None
+    layout_error: str | None

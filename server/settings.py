@@ -48,6 +48,8 @@ class ServerSettings:
     None keeps the journal in a fresh temporary folder (nothing to resume later). `token` is
     required when `host` is not a loopback address. `broadcast_delay_s` delays everything the
     public audience receives (against stream sniping); operators are never delayed.
+    `calibration_path` is the table profile file (`cardtrack calibrate table`): read at start-up
+    when it exists, and where a calibration made through the API is saved.
     """
 
     game: str = "minecraft-card-game"
@@ -56,6 +58,7 @@ class ServerSettings:
     options: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
     seed: int | None = None
     journal_path: Path | None = None
+    calibration_path: Path | None = None
     feed: Feed | Callable[[], Feed] | None = None
     host: str = DEFAULT_HOST
     port: int = DEFAULT_PORT
@@ -70,6 +73,13 @@ class ServerSettings:
         object.__setattr__(self, "options", MappingProxyType(dict(self.options)))
         if self.journal_path is not None:
             object.__setattr__(self, "journal_path", Path(self.journal_path))
+        if self.calibration_path is not None:
+            object.__setattr__(self, "calibration_path", Path(self.calibration_path))
+            if self.calibration_path.is_dir():
+                raise SettingsError(
+                    f"calibration_path: {self.calibration_path} is a folder; name the profile "
+                    "file (e.g. table.json)"
+                )
         if not isinstance(self.players, int) or self.players < 1:
             raise SettingsError(f"players: must be a whole number of at least 1, got {self.players!r}")
         if not 0 <= self.port <= 65535:

@@ -9,6 +9,8 @@ decided from an older state is dropped (`expect_seq`). About twice a second it r
 frames per second, the median milliseconds of each stage, the camera's state and the changes
 the rules hold as pending. A lost camera is reported, never a crash; a file source that ends
 ends the feed. `step_listener` lets a caller (the headless command) see every step.
+`set_profile` hands the feed a new table profile from any thread (a calibration made in the
+console); the feed applies it between two frames, and every zone is read again from there.
 """
 
 from __future__ import annotations
@@ -19,6 +21,9 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from calibration.bump import BumpMonitor
+from calibration.layout import build_layout
+from calibration.profile import TableProfile
 from server.session import CameraState, ConflictError, Session, SessionError
 from vision.annotate import annotate, encode_jpeg
 from vision.capture import CaptureError, FrameSource, SourceState, open_source
@@ -72,6 +77,42 @@ class VisionFeed:
         self.step_listener = step_listener
         self.frames = 0
         self.submitted = 0
+        self.frame_size: tuple[int, int] | None = None  # (width, height) of the newest frame
+        self._profile_lock = threading.Lock()
+        self._next_profile: TableProfile | None = None
+
+    @property
+    def profile(self) -> TableProfile:
+        """The table profile in force, or the one waiting for the next frame."""
+        with self._profile_lock:
+            waiting = self._next_profile
+        return waiting if waiting is not None else self.pipeline.profile
+
+    def set_profile(self, profile: TableProfile) -> None:
+        """Use `profile` from the next frame on (safe from any thread; the newest one wins)."""
+        with self._profile_lock:
+            self._next_profile = profile
+
+    def _apply_profile(self, session: Session) -> None:
+        with self._profile_lock:
+            profile, self._next_profile = self._next_profile, None
+        if profile is None:
+            return
+        pipeline = self.pipeline
+        try:
+            layout = build_layout(
+                pipeline.game, pipeline.players, profile.table_mm, marker_mm=profile.marker_mm
+            )
+        except ValueError as exc:
+            log.warning("table profile not applied: %s", exc)
+            session.report_status(message=f"calibration not applied: {exc}")
+            return
+        pipeline.layout = layout  # the zones follow the table size
+        pipeline._use_profile(profile)  # zones in the image and the settle gate follow it
+        if pipeline.bump is not None:
+            pipeline.bump = BumpMonitor(profile, pipeline.config.bump)
+        pipeline.set_belief(pipeline.belief)  # read every zone again through the new mapping
+        log.info("table profile applied from frame %d on", self.frames)
 
     def _open(self) -> FrameSource:
         if isinstance(self.source, FrameSource):
@@ -112,6 +153,8 @@ class VisionFeed:
                         session.report_status(camera=CameraState.LOST, message=status.describe())
                         last_status = now
                     continue
+                self.frame_size = (int(frame.image.shape[1]), int(frame.image.shape[0]))
+                self._apply_profile(session)
                 snap = session.snapshot
                 if snap.seq != known:
                     self.pipeline.set_belief(snap.state)  # someone else changed the game

@@ -183,7 +183,7 @@ def run(args: argparse.Namespace) -> int:
     feed = VisionFeed(pipeline, args.source, live=live, setup=setup)
     settings = ServerSettings(
         game=args.game, players=pipeline.players, journal_path=args.journal, feed=feed,
-        host=args.host, port=args.port, token=args.token,
+        host=args.host, port=args.port, token=args.token, calibration_path=args.calibration,
     )
     Session.preflight(journal_path=settings.journal_path, game=settings.game, players=settings.players)
     app = create_app(settings)

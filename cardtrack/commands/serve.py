@@ -4,6 +4,8 @@ Binds 127.0.0.1:8765 by default. With `--journal FILE` the game is recorded ther
 from it when the file exists (a killed server comes back into the same game). `--feed
 simulated` plays the game with simulated players until the camera tracker is connected;
 `--feed none` takes moves from the operator only. Binding another address needs `--token`.
+`--calibration FILE` is the table profile: read when it exists, and written when the operator
+calibrates from the console (`/api/calibration`).
 """
 
 from __future__ import annotations
@@ -18,11 +20,13 @@ from pathlib import Path
 import uvicorn
 from fastapi import FastAPI
 
+from calibration.profile import load_profile
 from cardtrack.commands.simulate import parse_options
 from server.app import create_app
 from server.feeds import Feed, SimulatedFeed
 from server.session import Session
 from server.settings import DEFAULT_HOST, DEFAULT_PORT, ServerSettings
+from server.table_profile import check_for_game
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -43,6 +47,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "--journal", type=Path, default=None,
         help="SQLite journal: resumed when it exists, created otherwise "
         "(default: a new file in a temporary folder)",
+    )
+    parser.add_argument(
+        "--calibration", type=Path, default=None, metavar="FILE",
+        help="table profile (`cardtrack calibrate table`); read when it exists, written by a "
+        "calibration made in the console",
     )
     parser.add_argument("--feed", choices=("simulated", "none"), default="none")
     parser.add_argument(
@@ -70,6 +79,7 @@ def settings_from(args: argparse.Namespace, feed: Feed | None = None) -> ServerS
         options=parse_options(args.option),
         seed=args.seed,
         journal_path=args.journal,
+        calibration_path=args.calibration,
         feed=feed,
         host=args.host,
         port=args.port,
@@ -91,9 +101,19 @@ def run(args: argparse.Namespace) -> int:
         journal_path=settings.journal_path, game=settings.game, players=settings.players,
         options=settings.options, names=settings.names,
     )
+    check_calibration(settings)
     app = create_app(settings)
     serve_app(app, settings, on_started=lambda port: announce(app, settings, port))
     return 0
+
+
+def check_calibration(settings: ServerSettings) -> None:
+    """Refuse a calibration file that cannot be read or is for another game (ValueError)."""
+    path = settings.calibration_path
+    if path is None or not path.exists():
+        return
+    profile = load_profile(path)
+    check_for_game(profile, settings.game, settings.players, str(path))
 
 
 def page_urls(settings: ServerSettings, port: int) -> dict[str, str]:
@@ -114,6 +134,8 @@ def announce(app: FastAPI, settings: ServerSettings, port: int) -> None:
     how = f"resumed at move seq {snap.seq}" if session.resumed else "new game"
     print(f"cardtrack: {snap.ruleset.name}, {snap.players} players ({how})")
     print(f"journal: {session.journal_path}")
+    if settings.calibration_path is not None:
+        print(f"calibration: {settings.calibration_path}")
     for name, url in page_urls(settings, port).items():
         print(f"  {name:<10s}{url}")
     print("Ctrl-C stops the server.", flush=True)

@@ -5,6 +5,10 @@
  * feed's start/stop, the camera picture and reads still pending, player names, rule options and
  * a new game. Every write goes through the REST API with the access token; what is shown comes
  * back over the websocket, so the console never guesses the result of its own actions.
+ * A move read by the camera offers the other cards its identifier considered as one-click
+ * buttons (the evidence comes from the journal). "Calibrate" lets the operator click the four
+ * table corners on the camera picture; the game's zones from `GET /api/calibration` are then
+ * drawn over it.
  */
 
 import {
@@ -23,6 +27,11 @@ let game = null; // GET /api/game
 let live = null;
 let gameKey = null;
 let editor = null; // { seq, node } while a move is being replaced
+const evidenceBySeq = new Map(); // journal evidence of the camera's moves, by seq
+let journalSeen = 0; // newest journal seq whose evidence was fetched
+let calibration = null; // GET /api/calibration
+let corners = null; // clicked corners (camera-frame pixels) while calibrating, else null
+const SVG_NS = "http://www.w3.org/2000/svg";
 
 const $ = (id) => document.getElementById(id);
 
@@ -261,6 +270,19 @@ async function openReplace(entry) {
     error);
   renderMoves();
   const journal = await journalEntry(entry.seq);
+  // The camera's runner-up faces (the vision feed's evidence) fill the field that names the card.
+  for (const group of candidateGroups(journal?.evidence ?? evidenceBySeq.get(Number(entry.seq)))) {
+    const at = locate(move, group);
+    if (!at) continue;
+    for (const c of group.list.filter((x) => x.card !== at.card)) {
+      candidates.append(el("button", {
+        type: "button",
+        class: "candidate",
+        dataset: { card: c.card },
+        onclick: () => fields.set(at.field, withCard(move, at, c.card)[at.field]),
+      }, cardChip(catalog, c.card), c.score === null ? "" : ` ${(c.score * 100).toFixed(0)}%`));
+    }
+  }
   for (const c of candidatesOf(journal?.evidence ?? entry.evidence)) {
     const target = c.field && fields.has(c.field) ? c.field : "card";
     const label = c.score === null ? "" : ` ${(Number(c.score) * 100).toFixed(0)}%`;
@@ -276,6 +298,125 @@ async function openReplace(entry) {
 function closeReplace() {
   editor = null;
   renderMoves();
+}
+
+// -- one-click picks among the camera's candidates --------------------------------------------------
+
+/** The catalog card a face id shows (`diamond-sword/tool` → `diamond-sword`); null for a back. */
+function faceCard(face) {
+  if (face === null || face === undefined || !catalog) return null;
+  const text = String(face);
+  if (catalog.card(text)) return text;
+  for (const [id, card] of catalog.cards) {
+    if (card.front === text) return id;
+  }
+  const base = text.split("/")[0];
+  return catalog.card(base) ? base : null;
+}
+
+/**
+ * Groups of alternatives from a camera move's evidence: per card read in a zone (the vision
+ * feed's `zones: {zone: [[[face, score], …] per card, top first]}`), the distinct catalog cards
+ * among its face candidates, best first; only cards with a real alternative.
+ */
+function candidateGroups(evidence) {
+  const groups = [];
+  const zones = evidence?.zones;
+  if (!zones || typeof zones !== "object") return groups;
+  for (const [zone, cards] of Object.entries(zones)) {
+    if (!Array.isArray(cards)) continue;
+    cards.forEach((candidates, index) => {
+      const list = [];
+      const seen = new Set();
+      for (const c of Array.isArray(candidates) ? candidates : []) {
+        const [face, score] = Array.isArray(c) ? c : [c?.face ?? c?.card, c?.score];
+        const card = faceCard(face);
+        if (card && !seen.has(card)) {
+          seen.add(card);
+          list.push({ card, score: score === undefined || score === null ? null : Number(score) });
+        }
+      }
+      if (list.length >= 2) groups.push({ zone, index, list });
+    });
+  }
+  return groups;
+}
+
+/** Where the move names one of a group's cards: a revealed pile top, a card field or a list item. */
+function locate(move, group) {
+  const cards = new Set(group.list.map((c) => c.card));
+  const reveal = move.reveal;
+  if (reveal && typeof reveal === "object" && !Array.isArray(reveal) && cards.has(reveal[group.zone])) {
+    return { field: "reveal", key: group.zone, card: reveal[group.zone] };
+  }
+  for (const field of ["card", "sword"]) {
+    if (cards.has(move[field])) return { field, card: move[field] };
+  }
+  for (const field of ["pay", "cards", "axes"]) {
+    if (!Array.isArray(move[field])) continue;
+    const i = move[field].findIndex((c) => cards.has(c));
+    if (i >= 0) return { field, index: i, card: move[field][i] };
+  }
+  return null;
+}
+
+function withCard(move, at, card) {
+  const out = JSON.parse(JSON.stringify(move));
+  if (at.field === "reveal") out.reveal[at.key] = card;
+  else if (at.index !== undefined) out[at.field][at.index] = card;
+  else out[at.field] = card;
+  return out;
+}
+
+/** The pick buttons of one move row: the card in the move is marked, any other replaces it. */
+function pickButtons(m) {
+  const evidence = evidenceBySeq.get(Number(m.seq));
+  if (!evidence || !m.move) return null;
+  const rows = [];
+  for (const group of candidateGroups(evidence)) {
+    const at = locate(m.move, group);
+    if (!at) continue;
+    const buttons = group.list.map((c) => {
+      const chosen = c.card === at.card;
+      return el("button", {
+        type: "button",
+        class: `pick${chosen ? " chosen" : ""}`,
+        dataset: { card: c.card, zone: group.zone },
+        title: t("pick_card"),
+        "aria-pressed": chosen ? "true" : "false",
+        onclick: chosen ? null : () => pickCard(m, at, c.card),
+      }, cardChip(catalog, c.card), c.score === null ? "" : ` ${(c.score * 100).toFixed(0)}%`);
+    });
+    rows.push(el("div", { class: "picks", dataset: { zone: group.zone } },
+      el("span", { class: "hint", text: `${t("pick_card")} (${zoneLabel(group.zone)}):` }), buttons));
+  }
+  return rows.length ? rows : null;
+}
+
+async function pickCard(m, at, card) {
+  await write("moves-error", "PUT", `/api/moves/${m.seq}`, { move: withCard(m.move, at, card) });
+}
+
+/** Fetch the evidence of journal entries newer than those already seen (operator data). */
+async function refreshEvidence() {
+  if (!view || Number(view.seq) <= journalSeen) return;
+  const since = journalSeen;
+  journalSeen = Number(view.seq);
+  let data;
+  try {
+    data = await api(params, "GET", `/api/journal?since=${since}`);
+  } catch (_) {
+    journalSeen = since; // no token yet, or the server is away: try again with the next state
+    return;
+  }
+  let found = false;
+  for (const e of data?.entries ?? []) {
+    if (e.kind === "move" && e.evidence && Object.keys(e.evidence).length) {
+      evidenceBySeq.set(Number(e.seq), e.evidence);
+      found = true;
+    }
+  }
+  if (found) renderMoves();
 }
 
 // -- rendering the live view ---------------------------------------------------------------------
@@ -351,7 +492,8 @@ function renderMoves() {
       el("td", {},
         moveText(view, catalog, m),
         m.replaced ? el("em", { class: "replaced", title: t("replace"), text: " ✎" }) : null,
-        warnings.map((w) => el("span", { class: "wtext", dataset: { code: w.code }, text: `⚠ ${warningText(view, w)}` }))),
+        warnings.map((w) => el("span", { class: "wtext", dataset: { code: w.code }, text: `⚠ ${warningText(view, w)}` })),
+        pickButtons(m)),
       el("td", { class: "source", text: source }),
       el("td", { class: "actions" },
         el("button", { type: "button", class: "undo", onclick: () => undoMove(m.seq), text: t("undo") }),
@@ -490,16 +632,26 @@ async function newGame(event) {
   if (await write("new-game-error", "POST", "/api/game/new", body) !== undefined) refreshGame();
 }
 
-// -- camera ------------------------------------------------------------------------------------------
+// -- camera and calibration --------------------------------------------------------------------------
+
+const CORNERS = ["top-left", "top-right", "bottom-right", "bottom-left"];
+
+function withToken(path) {
+  return params.token ? `${path}${path.includes("?") ? "&" : "?"}token=${encodeURIComponent(params.token)}` : path;
+}
 
 function startCamera() {
   const img = $("camera-img");
   const none = $("camera-none");
   let timer = null;
-  const load = () => { img.src = `/api/camera.jpg?t=${Date.now()}`; };
+  const load = () => { img.src = withToken(`/api/camera.jpg?t=${Date.now()}`); };
   img.addEventListener("load", () => {
+    const first = img.hidden;
     img.hidden = false;
     none.hidden = true;
+    $("camera-frame").classList.add("shown");
+    $("calib-start").disabled = false;
+    if (first) refreshCalibration(); // the camera frame's size comes with it
     window.clearTimeout(timer);
     timer = window.setTimeout(load, CAMERA_REFRESH_MS);
   });
@@ -507,10 +659,158 @@ function startCamera() {
     // No camera yet (404) or it went away: show the placeholder and look again later.
     img.hidden = true;
     none.hidden = false;
+    $("camera-frame").classList.remove("shown");
+    if (!corners) $("calib-start").disabled = true;
     window.clearTimeout(timer);
     timer = window.setTimeout(load, CAMERA_RETRY_MS);
   });
   load();
+}
+
+/** The camera frame's size in pixels: the feed's (the picture may be scaled down), else the picture's. */
+function cameraSize() {
+  const size = calibration?.camera_size;
+  if (Array.isArray(size) && size[0] > 0 && size[1] > 0) return size;
+  const img = $("camera-img");
+  return img.naturalWidth ? [img.naturalWidth, img.naturalHeight] : null;
+}
+
+async function refreshCalibration() {
+  try {
+    calibration = await api(params, "GET", "/api/calibration");
+  } catch (_) {
+    calibration = null;
+  }
+  renderCalibrationInfo();
+  drawOverlay();
+}
+
+function renderCalibrationInfo() {
+  const info = $("calib-info");
+  if (!calibration?.calibrated) {
+    info.textContent = t("calib_none");
+    info.dataset.calibrated = "false";
+    return;
+  }
+  const p = calibration.profile;
+  const error = calibration.fit_error;
+  const bits = [
+    t(`calib_source.${calibration.source}`, {}, calibration.source),
+    t("calib_table", { w: Math.round(p.table_mm[0]), h: Math.round(p.table_mm[1]) }),
+  ];
+  if (error) bits.push(t("calib_fit", { mm: Number(error.max_mm).toFixed(1), px: Number(error.max_px).toFixed(1) }));
+  if (p.created) bits.push(p.created.replace("T", " ").replace("+00:00", " UTC"));
+  if (calibration.layout_error) bits.push(calibration.layout_error);
+  info.textContent = bits.join(" • ");
+  info.dataset.calibrated = "true";
+}
+
+function svg(tag, attrs = {}, text = null) {
+  const node = document.createElementNS(SVG_NS, tag);
+  for (const [k, v] of Object.entries(attrs)) node.setAttribute(k, String(v));
+  if (text !== null) node.textContent = text;
+  return node;
+}
+
+function pointsAttr(points) {
+  return points.map(([x, y]) => `${x},${y}`).join(" ");
+}
+
+/** Zones (from the calibration) and, while calibrating, the clicked corners, over the picture. */
+function drawOverlay() {
+  const overlay = $("camera-overlay");
+  const size = cameraSize();
+  overlay.replaceChildren();
+  if (!size || $("camera-img").hidden) return;
+  const [w, h] = size;
+  overlay.setAttribute("viewBox", `0 0 ${w} ${h}`);
+  const unit = Math.max(w, h) / 400; // about one screen pixel at the usual picture size
+  const layout = calibration?.layout;
+  if (!corners && $("show-zones").checked && calibration?.calibrated && layout) {
+    if (layout.table_px) {
+      overlay.append(svg("polygon", { class: "table-outline", points: pointsAttr(layout.table_px), "stroke-width": unit }));
+    }
+    for (const zone of layout.zones) {
+      if (!zone.polygon_px) continue;
+      overlay.append(svg("polygon", {
+        class: `zone kind-${zone.kind}`, "data-zone": zone.id, points: pointsAttr(zone.polygon_px), "stroke-width": unit,
+      }));
+      const xs = zone.polygon_px.map((q) => q[0]);
+      const ys = zone.polygon_px.map((q) => q[1]);
+      overlay.append(svg("text", {
+        class: "zone-label", x: Math.min(...xs) + unit * 1.5, y: Math.min(...ys) + unit * 5.5, "font-size": unit * 4.5,
+      }, zoneLabel(zone.id)));
+    }
+  }
+  if (corners) {
+    if (corners.length > 1) {
+      overlay.append(svg(corners.length === 4 ? "polygon" : "polyline", {
+        class: "corner-path", points: pointsAttr(corners), "stroke-width": unit,
+      }));
+    }
+    corners.forEach(([x, y], i) => {
+      overlay.append(svg("circle", { class: "corner-point", cx: x, cy: y, r: unit * 5, "data-corner": CORNERS[i] }));
+      overlay.append(svg("text", { class: "corner-number", x: x + unit * 7, y: y - unit * 6, "font-size": unit * 12 }, String(i + 1)));
+    });
+  }
+}
+
+function renderCalibrationSteps() {
+  const next = corners && corners.length < 4 ? CORNERS[corners.length] : null;
+  for (const li of $("calib-steps").querySelectorAll("li")) {
+    const i = CORNERS.indexOf(li.dataset.corner);
+    li.classList.toggle("done", corners !== null && i < corners.length);
+    li.classList.toggle("current", li.dataset.corner === next);
+  }
+  $("calib-next").textContent = !corners ? "" : next
+    ? t("calib_click", { corner: t(`corner.${next}`) })
+    : t("calib_ready");
+  $("camera-frame").dataset.corner = next ?? "";
+  $("calib-confirm").disabled = !corners || corners.length !== 4;
+  drawOverlay();
+}
+
+function startCalibrating() {
+  corners = [];
+  showError("calib-error", null);
+  const table = calibration?.profile?.table_mm ?? calibration?.layout?.table_mm;
+  if (table) {
+    $("calib-w").value = String(Math.round(table[0]));
+    $("calib-h").value = String(Math.round(table[1]));
+  }
+  $("calib-panel").hidden = false;
+  $("camera-frame").classList.add("calibrating");
+  renderCalibrationSteps();
+}
+
+function stopCalibrating() {
+  corners = null;
+  $("calib-panel").hidden = true;
+  $("camera-frame").classList.remove("calibrating");
+  renderCalibrationSteps();
+}
+
+function clickCorner(event) {
+  if (!corners || corners.length >= 4) return;
+  const size = cameraSize();
+  const box = $("camera-img").getBoundingClientRect();
+  if (!size || !box.width || !box.height) return;
+  const x = ((event.clientX - box.left) / box.width) * size[0];
+  const y = ((event.clientY - box.top) / box.height) * size[1];
+  corners.push([Math.round(x * 10) / 10, Math.round(y * 10) / 10]);
+  renderCalibrationSteps();
+}
+
+async function confirmCalibration() {
+  if (!corners || corners.length !== 4) return;
+  const body = { corners, image_size: cameraSize() };
+  const w = Number($("calib-w").value);
+  const h = Number($("calib-h").value);
+  if (w > 0 && h > 0) body.table_mm = [w, h];
+  const result = await write("calib-error", "POST", "/api/calibration/corners", body);
+  if (result === undefined) return;
+  stopCalibrating();
+  await refreshCalibration();
 }
 
 // -- wiring ------------------------------------------------------------------------------------------
@@ -521,7 +821,10 @@ async function onState(next) {
   view = next;
   if (key !== gameKey) {
     gameKey = key;
+    evidenceBySeq.clear();
+    journalSeen = 0;
     await refreshGame();
+    refreshCalibration();
   }
   renderHeader();
   renderState();
@@ -529,6 +832,7 @@ async function onState(next) {
   renderWarnings();
   renderStatus();
   document.body.dataset.seq = String(view.seq ?? "");
+  refreshEvidence();
 }
 
 async function main() {
@@ -551,6 +855,14 @@ async function main() {
   $("names-form").addEventListener("submit", saveNames);
   $("options-form").addEventListener("submit", saveOptions);
   $("new-game-form").addEventListener("submit", newGame);
+  $("calib-start").disabled = true;
+  $("calib-start").addEventListener("click", startCalibrating);
+  $("calib-redo").addEventListener("click", () => { corners = []; renderCalibrationSteps(); });
+  $("calib-cancel").addEventListener("click", stopCalibrating);
+  $("calib-confirm").addEventListener("click", confirmCalibration);
+  $("camera-frame").addEventListener("click", clickCorner);
+  $("show-zones").addEventListener("change", drawOverlay);
+  window.addEventListener("resize", drawOverlay);
   startCamera();
   const link = $("link");
   live = new Live({

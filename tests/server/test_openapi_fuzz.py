@@ -39,5 +39,5 @@ def test_the_spec_documents_every_api_route() -> None:
         "/api/state", "/api/moves", "/api/moves/{seq}/undo", "/api/moves/{seq}", "/api/warnings",
         "/api/journal", "/api/game", "/api/game/options", "/api/game/names", "/api/game/new",
         "/api/feed/start", "/api/feed/stop", "/health", "/api/metrics", "/api/i18n/{lang}",
-        "/api/catalog/{game}",
+        "/api/catalog/{game}", "/api/calibration", "/api/calibration/corners",
     } <= paths

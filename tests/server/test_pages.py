@@ -25,9 +25,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from fastapi import FastAPI
 from PIL import Image
 
-from engine import game_ids, get_game
+from engine import Audience, game_ids, get_game
 from server.app import create_app
 from server.feeds import SimulatedFeed
 from server.settings import ServerSettings
@@ -55,13 +56,13 @@ browser_test = pytest.mark.skipif(
 
 
 @contextmanager
-def serving(settings: ServerSettings) -> Iterator[str]:
-    """Run the app under uvicorn in a thread on a free port; yields its base URL."""
+def serving(settings: ServerSettings | FastAPI) -> Iterator[str]:
+    """Run the app (or one made from settings) under uvicorn in a thread on a free port;
+    yields its base URL."""
     import uvicorn
 
-    server = uvicorn.Server(
-        uvicorn.Config(create_app(settings), host="127.0.0.1", port=0, log_level="warning")
-    )
+    app = settings if isinstance(settings, FastAPI) else create_app(settings)
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning"))
     thread = threading.Thread(target=server.run, name="test-server", daemon=True)
     thread.start()
     deadline = time.monotonic() + 30
@@ -381,6 +382,61 @@ def test_console_undo_insert_and_replace_send_the_token(new_page: Any, tmp_path:
         page.wait_for_selector("#moves tr:not([data-seq])")
         assert call(base, "GET", "/api/game")["game_no"] == before + 1
         assert call(base, "GET", "/api/moves", token=TOKEN)["moves"] == []
+
+
+@browser_test
+def test_console_candidate_pick_replaces_a_camera_move_in_one_click(
+    new_page: Any, tmp_path: Path
+) -> None:
+    """A move read by the camera with a runner-up face: one click on the runner-up replaces it."""
+    table = Table()
+    pile = table.ruleset.view(table.state, Audience.OPERATOR)["zones"]["resource-pile-1"]
+    right, wrong = pile[1], next(c for c in ("stone-2", "wood-1", "iron-1") if c not in pile[:2])
+    app = create_app(settings_for(tmp_path, token=TOKEN))
+    with serving(app) as base:
+        # As the camera feed submits it: the new pile top was read as `wrong`, `right` second.
+        evidence = {
+            "frame": 120, "time": 8.0, "score": -0.25, "desync": False,
+            "zones": {
+                "player-1": [[[pile[0], 0.91]]],
+                "resource-pile-1": [[[wrong, 0.55], [right, 0.35], ["resource-back", 0.05]]],
+            },
+        }
+        move = {"player": 1, "move": "mine", "pile": 1, "reveal": {"resource-pile-1": wrong}}
+        submitted = app.state.session.submit(move, source="vision", evidence=evidence, frame=120)
+        assert {w.code for w in submitted.warnings} == {"desync", "impossible-card"}
+        seq = submitted.seq
+
+        overlay = new_page()
+        overlay.goto(f"{base}/overlay")
+        overlay.wait_for_selector(f'#table .pile[data-zone="resource-pile-1"] .chip[data-card="{wrong}"]')
+        console = new_page(1600, 1000)
+        console.goto(f"{base}/console?token={TOKEN}")
+        row = f'#moves tr[data-seq="{seq}"]'
+        picks = console.wait_for_selector(f"{row} .picks")
+        cards = [b.get_attribute("data-card") for b in picks.query_selector_all("button.pick")]
+        assert cards == [wrong, right], "the card read first, the runner-up second, no card back"
+        assert picks.query_selector("button.pick.chosen").get_attribute("data-card") == wrong
+        assert console.query_selector(f"{row} .wtext")
+        shot(console, "console-candidates.png")
+
+        console.click(f'{row} button.pick[data-card="{right}"]')
+        console.wait_for_selector(f'{row} button.pick.chosen[data-card="{right}"]')
+        console.wait_for_selector(f"{row} .wtext", state="detached")  # the desync is gone
+        moves = call(base, "GET", "/api/moves", token=TOKEN)["moves"]
+        assert [(m["seq"], m["move"]["reveal"], m["replaced"]) for m in moves] == [
+            (seq, {"resource-pile-1": right}, True),
+        ]
+        view = call(base, "GET", "/api/state")
+        assert view["tops"]["resource-pile-1"] == right and view["warnings"] == []
+        overlay.wait_for_selector(f'#table .pile[data-zone="resource-pile-1"] .chip[data-card="{right}"]')
+        journal = call(base, "GET", "/api/journal", token=TOKEN)["entries"]
+        assert [e["kind"] for e in journal] == ["move", "replace"]
+
+        # The editor offers the same alternatives for the field that names the card.
+        console.click(f"{row} button.replace")
+        console.click(f'.editor button.candidate[data-card="{wrong}"]')
+        assert console.input_value('.editor input[name="reveal"]') == f"resource-pile-1={wrong}"
 
 
 @browser_test
