@@ -10,6 +10,7 @@ card has the face `resource-back` on its back). Loading validates the file and r
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
@@ -22,6 +23,7 @@ from typing import Any
 from engine.errors import CatalogError, UnknownCardError
 
 CATALOG_DIR = Path(__file__).resolve().parent / "catalogs"
+CATALOG_DIR_ENV = "CARDTRACK_CATALOG_DIR"
 SCHEMA_VERSION = 1
 
 AttrValue = str | int | float | bool | tuple[Any, ...] | Mapping[str, Any] | None
@@ -378,10 +380,22 @@ def available_games() -> tuple[str, ...]:
     return tuple(sorted(p.stem for p in CATALOG_DIR.glob("*.json")))
 
 
+def catalog_dirs() -> tuple[Path, ...]:
+    """Where catalogs are looked for, first match wins: the folders listed in the environment
+    variable `CARDTRACK_CATALOG_DIR` (an owner's decks, separated like PATH), then the built-in
+    folder. Read when a game's catalog is first loaded (catalogs are cached per process)."""
+    extra = os.environ.get(CATALOG_DIR_ENV, "")
+    return (*(Path(p) for p in extra.split(os.pathsep) if p), CATALOG_DIR)
+
+
 @cache
 def load_catalog(game: str) -> Catalog:
-    """The built-in catalog of a game id."""
+    """The catalog of a game id: an owner's file from `CARDTRACK_CATALOG_DIR`, else built in."""
     path = CATALOG_DIR / f"{game}.json"
+    if ID_PATTERN.fullmatch(game):
+        path = next(
+            (d / f"{game}.json" for d in catalog_dirs() if (d / f"{game}.json").exists()), path
+        )
     if not ID_PATTERN.fullmatch(game) or not path.exists():
         known = ", ".join(available_games())
         raise CatalogError(f"no catalog for game {game!r}; known games: {known}")

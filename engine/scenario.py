@@ -77,6 +77,7 @@ def parse_scenario(data: Any, source: str = "<scenario>") -> Scenario:
             raise ScenarioError(f"{source}: missing field {key!r}")
     if not isinstance(data["game"], str):
         raise ScenarioError(f"{source}: 'game' must be a game id")
+    allowed = _EXPECT_KEYS | _game_expect_keys(data["game"])
     players = data["players"]
     if not isinstance(players, int) or isinstance(players, bool):
         raise ScenarioError(f"{source}: 'players' must be a whole number")
@@ -102,7 +103,7 @@ def parse_scenario(data: Any, source: str = "<scenario>") -> Scenario:
             inline = move["expect"]
             if not isinstance(inline, Mapping):
                 raise ScenarioError(f"{source}: moves[{i}].expect must be a mapping")
-            bad = set(inline) - _EXPECT_KEYS
+            bad = set(inline) - allowed
             if bad:
                 raise ScenarioError(
                     f"{source}: moves[{i}].expect: unknown field(s) {', '.join(sorted(bad))}"
@@ -111,11 +112,11 @@ def parse_scenario(data: Any, source: str = "<scenario>") -> Scenario:
     expect = data.get("expect") or {}
     if not isinstance(expect, Mapping):
         raise ScenarioError(f"{source}: 'expect' must be a mapping")
-    bad = set(expect) - _EXPECT_KEYS
+    bad = set(expect) - allowed
     if bad:
         raise ScenarioError(
             f"{source}: expect: unknown field(s) {', '.join(sorted(bad))}; "
-            f"allowed: {', '.join(sorted(_EXPECT_KEYS))}"
+            f"allowed: {', '.join(sorted(allowed))}"
         )
     warnings = expect.get("warnings", {})
     if not isinstance(warnings, Mapping):
@@ -153,6 +154,16 @@ def parse_scenario(data: Any, source: str = "<scenario>") -> Scenario:
     )
 
 
+def _game_expect_keys(game: str) -> set[str]:
+    """Expectations a game adds (its ruleset's `expectation_keys`, checked by its
+    `check_expectation(state, key, want)`, which returns None or what differs)."""
+    try:
+        ruleset = get_game(game)
+    except EngineError:
+        return set()
+    return set(getattr(ruleset, "expectation_keys", ()))
+
+
 def _fmt(cards: Sequence[Any]) -> str:
     return "[" + ", ".join("?" if c is None else str(c) for c in cards) + "]"
 
@@ -184,6 +195,10 @@ def _check_state(
         want_u = sorted(expect["used_tools"])
         if got_u != want_u:
             out.append(f"{where}: used tools expected {want_u}, got {got_u}")
+    for key in sorted(set(expect) - _EXPECT_KEYS):
+        problem = ruleset.check_expectation(state, key, expect[key])  # type: ignore[attr-defined]
+        if problem is not None:
+            out.append(f"{where}: {problem}")
     zones = expect.get("zones") or {}
     if zones:
         actual = ruleset.zones(state)
@@ -209,6 +224,11 @@ def _check_state(
                             f"{where}: {zone} should contain {_fmt(sorted(missing.elements()))}; "
                             f"it holds {_fmt(have)}"
                         )
+                continue
+            if isinstance(want, int) and not isinstance(want, bool):
+                # A number: how many cards (or tokens, for a game's token zones) lie there.
+                if len(have) != want:
+                    out.append(f"{where}: {zone} expected {want} cards, got {len(have)} {_fmt(have)}")
                 continue
             if isinstance(want, str):
                 want = [want]

@@ -25,10 +25,13 @@ class SnapshotError(EngineError):
 
 
 class ZoneKind(StrEnum):
-    """How a zone shows its cards: a pile shows its top card, a spread shows every card."""
+    """How a zone shows its cards: a pile shows its top card, a spread shows every card, a
+    counter shows a number only (tokens counted in an area, the face of a die), carried in
+    `TableSnapshot.counts` and compared exactly."""
 
     PILE = "pile"
     SPREAD = "spread"
+    COUNTER = "counter"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -130,12 +133,15 @@ class ExpectedZone:
 
     `faces` are top / most recent first; a pile lists only its top face. `None` stands for a
     face-up card whose identity the state does not know (any face fits it). `count` is the
-    number of cards in the zone (a pile's height).
+    number of cards in the zone (a pile's height). `soft` marks a zone the state cannot be
+    sure of (e.g. a face-down pile whose order was only partly seen): a mismatch there costs
+    score but leaves the zone explained.
     """
 
     kind: ZoneKind
     faces: tuple[str | None, ...]
     count: int
+    soft: bool = False
 
 
 Appearance = Mapping[str, ExpectedZone]

@@ -8,6 +8,7 @@ and one `add_parser` block in `register`; a new subcommand adds the same two pie
 from __future__ import annotations
 
 import argparse
+import json
 from collections import Counter
 from collections.abc import Mapping
 from pathlib import Path
@@ -15,7 +16,8 @@ from typing import Any
 
 from tqdm import tqdm
 
-from engine.catalog import Catalog, available_games, load_catalog
+from engine import get_game
+from engine.catalog import CATALOG_DIR_ENV, Catalog, available_games, load_catalog, parse_catalog
 from vision.art.distinct import DEFAULT_MARGIN, check_distinct
 from vision.art.enroll import ExtractConfig, enroll, load_name_map, shipped_name_map, summarise
 from vision.art.pack import PACK_FILE, ImageSource, load_pack, proxy_pack, render_proxy_pack
@@ -157,6 +159,31 @@ def check_command(args: argparse.Namespace) -> int:
     return 1
 
 
+def import_command(args: argparse.Namespace) -> int:
+    game = get_game(args.game)
+    importer = getattr(game, "import_deck_csv", None)
+    if importer is None:
+        raise ValueError(f"{args.game}: no CSV deck import for this game; edit its catalog JSON instead")
+    source = Path(args.csv)
+    try:
+        text = source.read_text(encoding="utf-8-sig")
+    except OSError as exc:
+        raise ValueError(f"{source}: cannot read ({exc.strerror})") from None
+    document = importer(text, str(source))
+    catalog = parse_catalog(document, str(source))
+    out = Path(args.out)
+    if out.is_dir():
+        out = out / f"{catalog.game}.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(document, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    print(f"wrote {out}: {catalog.total} cards, {len(catalog.faces)} faces of {catalog.game}")
+    if out.name == f"{catalog.game}.json":
+        print(f"play with it: {CATALOG_DIR_ENV}={out.parent} cardtrack ...")
+    else:
+        print(f"to play with it, name it {catalog.game}.json in a folder set as {CATALOG_DIR_ENV}")
+    return 0
+
+
 def _dpi(text: str) -> float:
     try:
         value = float(text)
@@ -224,6 +251,18 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--upscale", action="store_true", help="resample above an image's own resolution")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=enroll_command)
+
+    p = dsub.add_parser(
+        "import",
+        help="write a catalog from a CSV of a real deck's cards (see docs/decks.md)",
+        description="Read a CSV of a real deck (one row per card; columns documented in "
+        "docs/rules/<game>.md), check every row and write a catalog JSON file. Put it in a "
+        f"folder named by the environment variable {CATALOG_DIR_ENV} to play with it.",
+    )
+    p.add_argument("csv", metavar="CSV", help="the deck's cards, one row each")
+    p.add_argument("--game", required=True, help=f"game id ({games})")
+    p.add_argument("--out", required=True, metavar="FILE", help="catalog JSON to write (or a folder)")
+    p.set_defaults(func=import_command)
 
     p = dsub.add_parser(
         "check",

@@ -14,7 +14,10 @@ from engine.core import Ruleset
 from engine.errors import UnknownGameError
 
 _MODULES: dict[str, tuple[str, str]] = {
+    "angry-birds-power-cards": ("engine.interpreters.angry_birds_power_cards", "AbInterpreter"),
     "minecraft-card-game": ("engine.interpreters.minecraft_card_game", "McgInterpreter"),
+    "minecraft-explorers": ("engine.interpreters.minecraft_explorers", "ExplorersInterpreter"),
+    "minecraft-mk1": ("engine.interpreters.minecraft_mk1", "Mk1Interpreter"),
 }
 
 

@@ -1,0 +1,151 @@
+"""How Angry Birds Power Cards looks on camera, and which moves can explain what changed.
+
+Appearance (what a state says each zone shows, as catalog faces): `deck-N` is a face-down pile
+showing the back of its top card (a structure part: `back.wood-vertical`, `back.pig`…; any face
+when the top card is not known) and its height; `battle-N` shows the laid card's front face;
+`structure-N` shows the backs of its parts; `pot` is a pile whose top is not predicted (tied
+cards are dropped in any order), only its height.
+
+Moves proposed to the search: a `play` of each card newly seen in a battle slot (its first two
+candidates), `name-stat` for each stat once every card of the round lies on the table (the
+camera cannot hear the stat: the stat that makes the collecting player the winner explains the
+change best), `take` by each player and `to-pot` once the round can be settled, a one-card
+`build` of each just-won card whose back is newly seen on the winner's structure, `take-back`
+when a structure shrinks under an empty deck, and `quick-variant` never (it changes no card).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Any
+
+from engine.games.angry_birds_power_cards import (
+    NAMEABLE,
+    AbMove,
+    AbState,
+    AngryBirdsPowerCards,
+    Build,
+    NameStat,
+    Play,
+    RoundKind,
+    TableChange,
+    Take,
+    TakeBack,
+    ToPot,
+)
+from engine.snapshot import ExpectedZone, SeenCard, TableSnapshot, ZoneKind
+
+CANDIDATES = 2  # candidates of a newly seen card tried as its identity
+
+
+class AbInterpreter:
+    """The `GameInterpreter` of angry-birds-power-cards."""
+
+    def __init__(self, ruleset: Any) -> None:
+        if not isinstance(ruleset, AngryBirdsPowerCards):
+            raise TypeError("AbInterpreter needs the angry-birds-power-cards ruleset")
+        self.rules = ruleset
+        cat = ruleset.catalog
+        self._front = {c.id: c.front for c in cat.cards.values()}
+        self._back = {c.id: c.back for c in cat.cards.values()}
+        self._card_of_front = {c.front: c.id for c in cat.cards.values()}
+
+    # -- appearance -----------------------------------------------------------------------------
+
+    def appearance(self, state: AbState) -> dict[str, ExpectedZone]:
+        out: dict[str, ExpectedZone] = {}
+        for p in range(1, state.players + 1):
+            deck = state.decks[p - 1]
+            top: tuple[str | None, ...] = ()
+            if deck:
+                top = (None if deck[0] is None else self._back[deck[0]],)
+            out[f"deck-{p}"] = ExpectedZone(kind=ZoneKind.PILE, faces=top, count=len(deck))
+            battle = state.battle[p - 1]
+            out[f"battle-{p}"] = ExpectedZone(
+                kind=ZoneKind.SPREAD, faces=tuple(self._front[c] for c in battle), count=len(battle)
+            )
+            parts = [c for s in reversed(state.structures[p - 1]) for c in reversed(s)]
+            out[f"structure-{p}"] = ExpectedZone(
+                kind=ZoneKind.SPREAD, faces=tuple(self._back[c] for c in parts), count=len(parts)
+            )
+        pot: tuple[str | None, ...] = (None,) if state.pot else ()
+        out["pot"] = ExpectedZone(kind=ZoneKind.PILE, faces=pot, count=len(state.pot))
+        return out
+
+    def is_forced(self, state: AbState) -> bool:
+        return False
+
+    # -- proposals ------------------------------------------------------------------------------
+
+    def card_of(self, face: str) -> str | None:
+        """The card a front face belongs to (None for a back, which many cards share)."""
+        return self._card_of_front.get(face)
+
+    def _identities(self, card: SeenCard) -> list[str]:
+        out: list[str] = []
+        for c in card.candidates[:CANDIDATES]:
+            cid = self.card_of(c.face)
+            if cid is not None and cid not in out:
+                out.append(cid)
+        return out
+
+    def proposals(
+        self,
+        state: AbState,
+        snapshot: TableSnapshot,
+        unexplained: frozenset[str],
+        appearance: Mapping[str, ExpectedZone],
+    ) -> Iterator[AbMove]:
+        if state.over:
+            return
+        result = self.rules.round_result(state)
+        for p in range(1, state.players + 1):
+            zone = f"battle-{p}"
+            if zone not in unexplained or state.battle[p - 1]:
+                continue
+            for seen in snapshot.cards(zone)[:1]:
+                for card in self._identities(seen):
+                    yield Play(player=p, card=card)
+        cleared = any(
+            state.battle[p - 1] and not snapshot.cards(f"battle-{p}")
+            for p in range(1, state.players + 1)
+            if f"battle-{p}" in snapshot.settled
+        )
+        if cleared and not result.waiting:
+            if state.kind is RoundKind.STAT and state.stat is None:
+                for s in NAMEABLE:
+                    yield NameStat(player=state.current, stat=s.value)
+            if result.complete:
+                for p in range(1, state.players + 1):
+                    if p not in state.out:
+                        yield Take(player=p)
+                yield ToPot()
+        lone = state.kind is RoundKind.TIEBREAK and len(state.participants) == 1
+        if lone and state.pot and "pot" in unexplained:
+            yield Take(player=state.participants[0])
+        if state.builder:
+            zone = f"structure-{state.builder}"
+            if zone in unexplained:
+                seen_backs = {c.face for card in snapshot.cards(zone) for c in card.candidates}
+                for card in dict.fromkeys(state.won):
+                    if self._back[card] in seen_backs:
+                        yield Build(player=state.builder, cards=(card,))
+        for p in state.participants:
+            if not state.decks[p - 1] and f"structure-{p}" in unexplained:
+                yield TakeBack(player=p)
+
+    def corrections(
+        self, state: AbState, snapshot: TableSnapshot, zones: Iterable[str]
+    ) -> tuple[AbMove, ...]:
+        """`table-change` moves for the battle slots, whose faces name their cards. Decks, the
+        pot and structures show backs, which do not tell the cards: they stay as believed."""
+        out: list[AbMove] = []
+        for zone in zones:
+            if zone.startswith("battle-"):
+                ids = [self.card_of(c.best.face) for c in snapshot.cards(zone)]
+                out.append(
+                    TableChange(
+                        player=state.current, zone=zone, cards=tuple(c for c in ids if c)
+                    )
+                )
+        return tuple(out)

@@ -1,0 +1,403 @@
+"""How Minecraft: Explorers looks on camera, and which moves can explain what changed.
+
+Appearance (what a state says each zone shows, as catalog faces): the landscape deck shows its
+top card's front (`landscape.<type>`, any face when nothing is known) and its height; a display
+slot its landscape's front; the mob deck the uniform `mob_back`; `mobs` every table mob's face;
+`chests` each chest's front, or `chest_filled` once flipped (items tucked under a chest are
+hidden); `hunger` the six hunger cards and the night card; `discard` its top card (an item by
+its item side, a mob by its face); `player-N` every item by its item side (`item.<x>`, the back
+of the explored landscape) and every trophy by its mob face.
+
+A damaged tool lies turned 180 degrees: the faces do not change, so the turn is read from the
+seen cards' `rotated_180` flags. Moves proposed to the search: the ruleset's legal moves that
+touch a zone the snapshot shows differently, plus moves built from the observed difference,
+which the enumerator cannot guess: the landscape that left the display with the item that
+appeared in the player's area (its back, when only the front was known) and the tools newly
+turned or gone (damaged or broken), the payment that left the area at a village, the new mobs
+seen on the table (`reveal: {mobs: [...]}`), the fronts that appeared in refilled display slots,
+a fight or crossbow whose mobs moved into the area, and a fill whose chests were flipped.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Any
+
+from engine.games.minecraft_explorers import (
+    DISPLAY_SIZE,
+    HUNGER_CARDS,
+    EndTurn,
+    Explore,
+    ExplorersState,
+    ExpMove,
+    Fight,
+    Fill,
+    MinecraftExplorers,
+    Outcome,
+    Refresh,
+    TableChange,
+    Trade,
+    TrophyMove,
+    Use,
+)
+from engine.interpret import match_spread
+from engine.snapshot import ExpectedZone, SeenCard, TableSnapshot, ZoneKind
+
+MOB_BACK = "mob_back"
+CHEST_FILLED = "chest_filled"
+CHOICES = 2  # candidates of a seen card tried as its identity
+
+
+class ExplorersInterpreter:
+    """The `GameInterpreter` of minecraft-explorers."""
+
+    def __init__(self, ruleset: Any) -> None:
+        if not isinstance(ruleset, MinecraftExplorers):
+            raise TypeError("ExplorersInterpreter needs the minecraft-explorers ruleset")
+        self.rules = ruleset
+        cat = ruleset.catalog
+        self._front_of_type: dict[str, str] = {}
+        self._type_of_front: dict[str, str] = {}
+        self._face: dict[str, str] = {}
+        self._mob_of_face: dict[str, str] = {}
+        for card in cat.cards.values():
+            if card.kind == "landscape":
+                kind = str(card.attrs["landscape"])
+                self._front_of_type[kind] = card.front
+                self._type_of_front[card.front] = kind
+                self._face[card.id] = card.back  # in an area or a chest: the item side
+            else:
+                self._face[card.id] = card.front
+                if card.kind in ("mob", "game-over"):
+                    self._mob_of_face[card.front] = card.id
+
+    # -- appearance -----------------------------------------------------------------------------
+
+    def card_face(self, card: str) -> str:
+        """The face a card shows in an area, a chest, the discard pile or the table mobs."""
+        return self._face[card]
+
+    def front_face(self, slot: str | None) -> str | None:
+        """The front a deck or display slot shows (None: not known)."""
+        kind = self.rules.landscape_of(slot)
+        return None if kind is None else self._front_of_type[kind]
+
+    def appearance(self, state: ExplorersState) -> dict[str, ExpectedZone]:
+        out: dict[str, ExpectedZone] = {}
+        deck = state.landscape_deck
+        out["landscape-deck"] = ExpectedZone(
+            kind=ZoneKind.PILE, faces=(self.front_face(deck[0]),) if deck else (), count=len(deck)
+        )
+        for i in range(max(DISPLAY_SIZE, len(state.display))):
+            slot = state.display[i] if i < len(state.display) else ()
+            out[f"display-{i + 1}"] = ExpectedZone(
+                kind=ZoneKind.PILE,
+                faces=tuple(self.front_face(c) for c in slot),
+                count=len(slot),
+            )
+        out["mob-deck"] = ExpectedZone(
+            kind=ZoneKind.PILE,
+            faces=(MOB_BACK,) if state.mob_deck else (),
+            count=len(state.mob_deck),
+        )
+        out["mobs"] = ExpectedZone(
+            kind=ZoneKind.SPREAD,
+            faces=tuple(self.card_face(m) for m in state.mobs),
+            count=len(state.mobs),
+        )
+        out["chests"] = ExpectedZone(
+            kind=ZoneKind.SPREAD,
+            faces=tuple(
+                CHEST_FILLED if c in state.filled else self.card_face(c) for c in state.chests
+            ),
+            count=len(state.chests),
+        )
+        out["hunger"] = ExpectedZone(
+            kind=ZoneKind.SPREAD,
+            faces=("card_hunger",) * HUNGER_CARDS + ("card_night",),
+            count=HUNGER_CARDS + 1,
+        )
+        out["discard"] = ExpectedZone(
+            kind=ZoneKind.PILE,
+            faces=(self.card_face(state.discard[0]),) if state.discard else (),
+            count=len(state.discard),
+        )
+        for p in range(1, state.players + 1):
+            area = state.areas[p - 1]
+            out[f"player-{p}"] = ExpectedZone(
+                kind=ZoneKind.SPREAD,
+                faces=tuple(self.card_face(c) for c in area),
+                count=len(area),
+            )
+        return out
+
+    def is_forced(self, state: ExplorersState) -> bool:
+        return False
+
+    # -- the observed difference ----------------------------------------------------------------
+
+    def _area_diff(
+        self, state: ExplorersState, snapshot: TableSnapshot, player: int
+    ) -> tuple[list[str], list[SeenCard], list[SeenCard]]:
+        """(cards of the area no seen card fits, seen cards no area card fits, every seen
+        card paired with an area card, in area order); empty when the area is not settled."""
+        zone = f"player-{player}"
+        if zone not in snapshot.settled:
+            return [], [], []
+        area = state.areas[player - 1]
+        seen = snapshot.cards(zone)
+        m = match_spread([self.card_face(c) for c in area], seen)
+        paired = [seen[j] for _, j in m.pairs]
+        return [area[i] for i in m.missing], [seen[j] for j in m.extra], paired
+
+    def _tool_evidence(
+        self, state: ExplorersState, snapshot: TableSnapshot, player: int
+    ) -> list[str]:
+        """Tools the snapshot shows used since `state`: a ready tool now turned 180 degrees
+        (once), a damaged tool gone from the area (its second use, broken)."""
+        zone = f"player-{player}"
+        if zone not in snapshot.settled:
+            return []
+        area = state.areas[player - 1]
+        seen = snapshot.cards(zone)
+        m = match_spread([self.card_face(c) for c in area], seen)
+        used: list[str] = []
+        for i, j in m.pairs:
+            card = area[i]
+            if self.rules.tool(card) is not None and seen[j].rotated_180 and card not in state.used:
+                used.append(card)
+        for i in m.missing:
+            card = area[i]
+            if self.rules.tool(card) is not None and card in state.used:
+                used.append(card)
+        return used
+
+    def _ids_of(self, card: SeenCard) -> list[str]:
+        """Mob ids a seen card may be (best first)."""
+        out: list[str] = []
+        for c in card.candidates[:CHOICES]:
+            mob = self._mob_of_face.get(c.face)
+            if mob is not None and mob not in out:
+                out.append(mob)
+        return out
+
+    def _new_mobs(self, state: ExplorersState, snapshot: TableSnapshot) -> tuple[str, ...]:
+        """Mob cards seen on the table that the state does not hold there."""
+        if "mobs" not in snapshot.settled:
+            return ()
+        seen = snapshot.cards("mobs")
+        m = match_spread([self.card_face(c) for c in state.mobs], seen)
+        out: list[str] = []
+        for j in m.extra:
+            ids = self._ids_of(seen[j])
+            if ids:
+                out.append(ids[0])
+        return tuple(out)
+
+    def _gone_mobs(self, state: ExplorersState, snapshot: TableSnapshot) -> list[str]:
+        if "mobs" not in snapshot.settled:
+            return []
+        m = match_spread([self.card_face(c) for c in state.mobs], snapshot.cards("mobs"))
+        return [state.mobs[i] for i in m.missing]
+
+    def _mob_reveal(self, state: ExplorersState, snapshot: TableSnapshot) -> tuple[tuple[str, ...], ...]:
+        new = self._new_mobs(state, snapshot)
+        return (("mobs", *new),) if new else ()
+
+    # -- proposals ------------------------------------------------------------------------------
+
+    def proposals(
+        self,
+        state: ExplorersState,
+        snapshot: TableSnapshot,
+        unexplained: frozenset[str],
+        appearance: Mapping[str, ExpectedZone],
+    ) -> Iterator[ExpMove]:
+        if state.outcome is not Outcome.PLAYING:
+            return
+        p = state.current
+        area_zone = f"player-{p}"
+        display_changed = any(z.startswith("display-") for z in unexplained)
+        built = list(self._built(state, snapshot, p, unexplained))
+        yield from built
+        shown = set(built)
+        for move in self.rules.legal_moves(state):
+            if move in shown:
+                continue
+            if isinstance(move, Explore | Trade | Refresh):
+                if display_changed:
+                    yield move
+            elif isinstance(move, Fight | Use | TrophyMove):
+                if area_zone in unexplained or "mobs" in unexplained or "discard" in unexplained:
+                    yield move
+            elif isinstance(move, EndTurn):
+                if "mobs" in unexplained or "mob-deck" in unexplained:
+                    yield EndTurn(
+                        player=move.player,
+                        armor=move.armor,
+                        reveal=self._mob_reveal(state, snapshot),
+                    )
+            elif area_zone in unexplained or "discard" in unexplained or "chests" in unexplained:
+                yield move
+
+    def _built(
+        self, state: ExplorersState, snapshot: TableSnapshot, p: int, unexplained: frozenset[str]
+    ) -> Iterator[ExpMove]:
+        lost, gained, _ = self._area_diff(state, snapshot, p)
+        tools = self._tool_evidence(state, snapshot, p)
+        reveal_mobs = self._mob_reveal(state, snapshot)
+        armor = next((c for c in lost if self.rules.category(c) == "armor"), None)
+        # Explore / trade: a display slot emptied and an item appeared in the area.
+        for i, slot in enumerate(state.display):
+            zone = f"display-{i + 1}"
+            if not slot or zone not in snapshot.settled or snapshot.cards(zone):
+                continue
+            card = slot[0]
+            for item in self._items_for(state, card, gained):
+                kind_tools = self._tools_for(state, card if item is None else item, tools)
+                pays: list[str | None] = [None]
+                if card is not None and card not in self.rules.landscape_types() and self.rules.is_village(card):
+                    need = str(self.rules.attr(card, "trade")["pay"])
+                    pays = [
+                        c for c in lost
+                        if self.rules.matches_need(c, need) or self.rules.category(c) == "emerald"
+                    ] or [None]
+                for pay in pays:
+                    yield Explore(
+                        player=p,
+                        landscape=zone,
+                        tools=kind_tools,
+                        pay=pay,
+                        item=item,
+                        armor=armor,
+                        reveal=reveal_mobs,
+                    )
+        # Refresh: display slots now show other fronts.
+        changed = [
+            i for i in range(DISPLAY_SIZE)
+            if f"display-{i + 1}" in unexplained and snapshot.cards(f"display-{i + 1}")
+        ]
+        if changed:
+            keep = tuple(
+                f"display-{i + 1}" for i in range(min(DISPLAY_SIZE, len(state.display)))
+                if state.display[i] and i not in changed
+            )
+            rows = []
+            for i in changed:
+                front = snapshot.cards(f"display-{i + 1}")[0].best.face
+                kind = self._type_of_front.get(front)
+                if kind is not None:
+                    rows.append((f"display-{i + 1}", kind))
+            yield Refresh(player=p, keep=keep, reveal=tuple(rows))
+        # Fights and crossbows: mobs that left the table for the area.
+        gone = self._gone_mobs(state, snapshot)
+        swords = tuple(t for t in tools if self.rules.tool(t) == "sword")
+        for mob in dict.fromkeys(gone):
+            yield Fight(player=p, mob=mob, tools=swords)
+        for bow in (c for c in lost if self.rules.category(c) == "crossbow"):
+            yield Use(player=p, item=bow, mobs=tuple(gone[:2]))
+        # Fill: chests now flipped, completed from the items that left the area.
+        if "chests" in unexplained and "chests" in snapshot.settled:
+            yield from self._built_fill(state, snapshot, p, lost, gone)
+        # End of turn with the mobs that turned up.
+        if reveal_mobs:
+            yield EndTurn(player=p, armor=armor, reveal=reveal_mobs)
+
+    def _items_for(
+        self, state: ExplorersState, slot: str | None, gained: list[SeenCard]
+    ) -> list[str | None]:
+        """Cards the explored `slot` may be, from the item sides that appeared in the area."""
+        if slot is not None and self.rules.is_landscape_id(slot):
+            return [None]  # already known
+        kind = self.rules.landscape_of(slot)
+        pool = [c for c in state.unseen if self.rules.is_landscape_id(c)]
+        out: list[str | None] = []
+        for seen in gained:
+            for cand in seen.candidates[:CHOICES]:
+                for c in pool:
+                    fits = kind is None or self.rules.landscape_of(c) == kind
+                    if self._face[c] == cand.face and fits and c not in out:
+                        out.append(c)
+        return out or [None]
+
+    def _tools_for(self, state: ExplorersState, slot: str | None, tools: list[str]) -> tuple[str, ...]:
+        if slot is None:
+            return ()
+        card = slot if self.rules.is_landscape_id(slot) else None
+        shield = self.rules.attr(card, "shield") if card else None
+        if shield is None and card is None:
+            kinds = {self.rules.attr(c, "shield") for c in self.rules.cards_of_type(slot)}
+            shield = next(iter(kinds)) if len(kinds) == 1 else None
+        return tuple(t for t in tools if shield is not None and self.rules.tool(t) == shield)
+
+    def _built_fill(
+        self,
+        state: ExplorersState,
+        snapshot: TableSnapshot,
+        p: int,
+        lost: list[str],
+        gone: list[str],
+    ) -> Iterator[ExpMove]:
+        seen = snapshot.cards("chests")
+        flipped = sum(1 for c in seen if c.best.face == CHEST_FILLED)
+        known = len(state.filled & set(state.chests))
+        items = [c for c in lost if not self.rules.is_mob(c)]
+        if flipped <= known and not items:
+            return
+        rows: list[tuple[str, ...]] = []
+        pool = list(items)
+        for ci, chest in enumerate(state.chests):
+            if chest in state.filled:
+                continue
+            picked = self.rules.completion(state.chest_items[ci], self.rules.chest_needs(chest), pool)
+            if picked is None:
+                continue
+            for c in picked:
+                pool.remove(c)
+            rows.append((chest, *picked))
+        if not rows:
+            return
+        defeat = tuple(gone[: len(rows)])
+        if len(defeat) == 1 and state.mobs:
+            # The costliest table mob is what a completed chest defeats when none is named.
+            auto = max((m for m in state.mobs if self.rules.is_mob(m)),
+                       key=lambda m: (self.rules.cost_of(m), m), default=None)
+            if defeat[0] == auto:
+                defeat = ()
+        if len(rows) == 1:
+            yield Fill(player=p, chest=rows[0][0], items=rows[0][1:], defeat=defeat)
+        else:
+            yield Fill(player=p, chests=tuple(rows), defeat=defeat)
+
+    # -- corrections ----------------------------------------------------------------------------
+
+    def corrections(
+        self, state: ExplorersState, snapshot: TableSnapshot, zones: Iterable[str]
+    ) -> tuple[ExpMove, ...]:
+        """`table-change` moves for the zones whose cards the faces tell: table mobs and
+        player areas. Decks, display slots (a front does not tell the card) and chests are
+        left as believed."""
+        out: list[ExpMove] = []
+        for zone in zones:
+            seen = snapshot.cards(zone)
+            if zone == "mobs":
+                ids = [i for c in seen for i in self._ids_of(c)[:1]]
+                out.append(TableChange(player=state.current, zone=zone, cards=tuple(ids)))
+            elif zone.startswith("player-"):
+                p = int(zone.rsplit("-", 1)[1])
+                lost, gained, _ = self._area_diff(state, snapshot, p)
+                area = Counter(state.areas[p - 1])
+                area.subtract(lost)
+                extra: list[str] = []
+                for c in gained:
+                    mob = self._ids_of(c)
+                    if mob:
+                        extra.append(mob[0])
+                        continue
+                    pool = [x for x in state.unseen if self._face.get(x) == c.best.face]
+                    if pool:
+                        extra.append(pool[0])
+                cards = (*sorted(area.elements()), *extra)
+                out.append(TableChange(player=state.current, zone=zone, cards=cards))
+        return tuple(out)

@@ -1,0 +1,143 @@
+"""Angry Birds Power Cards: what scenarios cannot show.
+
+The referee's result before anyone counts (`round_result`, `view()['pending_round']`), what each
+audience sees of the face-down decks, dealing by player count, option and setup errors, and
+clear errors for malformed moves.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from engine import Audience, MoveFormatError, SetupError, get_game
+from engine.errors import UnknownCardError
+from engine.games.angry_birds_power_cards import AbState, RoundKind, Stat
+
+GAME = get_game("angry-birds-power-cards")
+SETUP = {"deck-1": ["red-1", "chuck-3"], "deck-2": ["hal-3", "chuck-2"], "deck-3": ["blues-1"]}
+
+
+def _play(state: AbState, *moves: dict[str, Any]) -> AbState:
+    for data in moves:
+        state = GAME.apply(state, GAME.parse_move(data)).state
+    return state
+
+
+def test_the_referee_announces_the_result_before_anyone_counts() -> None:
+    state = GAME.initial_state(players=3, setup=SETUP)
+    state = _play(
+        state,
+        {"player": 1, "move": "play", "card": "red-1"},
+        {"player": 2, "move": "play", "card": "hal-3"},
+        {"player": 3, "move": "play", "card": "blues-1"},
+    )
+    pending = GAME.view(state, Audience.PUBLIC)["pending_round"]
+    assert pending["stat"] is None and not pending["complete"]
+    assert pending["cards"] == {"1": "red-1", "2": "hal-3", "3": "blues-1"}
+    # Before the stat is named, the outcome of every stat is ready to announce.
+    assert pending["by_stat"]["power"] == {"winner": None, "tied": [1, 2]}
+    assert pending["by_stat"]["aim"] == {"winner": 2, "tied": []}
+    assert pending["by_stat"]["distance"] == {"winner": None, "tied": [1, 3]}
+    assert pending["by_stat"]["rarity"] == {"winner": 2, "tied": []}
+    named = _play(state, {"player": 1, "move": "name-stat", "stat": "rarity"})
+    result = GAME.round_result(named)
+    assert result.complete and result.winner == 2 and result.stat is Stat.RARITY
+    assert result.values == {1: 1, 2: 3, 3: 2}
+    # Nothing moved yet: the cards still lie in the battle slots.
+    assert GAME.zones(named)["battle-2"] == ("hal-3",)
+    tie = _play(state, {"player": 1, "move": "name-stat", "stat": "power"})
+    assert GAME.view(tie, Audience.PUBLIC)["pending_round"]["tied"] == [1, 2]
+
+
+def test_a_slingshot_round_result_names_the_pig() -> None:
+    state = GAME.initial_state(
+        players=2,
+        setup={
+            "structure-1": ["chuck-1", "blues-1", "bubbles-1"],
+            "deck-1": ["bomb-3", "hal-1"],
+            "deck-2": ["minion-pig-2", "chuck-2", "stella-3"],
+        },
+    )
+    state = _play(
+        state,
+        {"player": 1, "move": "name-stat", "stat": "power"},
+        {"player": 1, "move": "play", "card": "bomb-3"},
+        {"player": 2, "move": "play", "card": "minion-pig-2"},
+        {"player": 1, "move": "build", "cards": ["minion-pig-2"]},
+    )
+    assert state.kind is RoundKind.SLINGSHOT and state.participants == (2,)
+    state = _play(state, {"player": 2, "move": "play", "card": "chuck-2"})
+    pending = GAME.view(state, Audience.PUBLIC)["pending_round"]
+    assert pending["kind"] == "slingshot" and pending["pig_owner"] == 1
+    assert pending["values"] == {"1": 9, "2": 3} and pending["winner"] == 1
+
+
+def test_decks_are_hidden_except_a_players_own_top_card() -> None:
+    state = GAME.initial_state(players=3, setup=SETUP)
+    public = GAME.view(state, Audience.PUBLIC)
+    assert public["zones"]["deck-1"] == [None, None]
+    own = GAME.view(state, Audience.PLAYER, 1)
+    assert own["zones"]["deck-1"] == ["red-1", None]
+    assert own["zones"]["deck-2"] == [None, None]
+    assert GAME.view(state, Audience.OPERATOR)["zones"]["deck-2"] == ["hal-3", "chuck-2"]
+    played = _play(state, {"player": 1, "move": "play", "card": "red-1"})
+    assert GAME.view(played, Audience.PUBLIC)["zones"]["battle-1"] == ["red-1"]
+    assert public["pending_round"] is None
+
+
+@pytest.mark.parametrize(("players", "each"), [(2, 18), (3, 12), (4, 9)])
+def test_a_seeded_deal_is_even_and_uses_every_card(players: int, each: int) -> None:
+    state = GAME.initial_state(players=players, seed=5)
+    assert [len(d) for d in state.decks] == [each] * players
+    cards = [c for d in state.decks for c in d] + list(state.pot)
+    assert sorted(c for c in cards if c) == sorted(GAME.catalog.deck())
+    assert state == GAME.initial_state(players=players, seed=5)
+    assert state != GAME.initial_state(players=players, seed=6)
+
+
+def test_setup_and_option_errors_are_clear() -> None:
+    with pytest.raises(SetupError, match="2-4 players"):
+        GAME.initial_state(players=5)
+    with pytest.raises(SetupError, match="unknown zone 'deck-3' for 2 players"):
+        GAME.initial_state(players=2, setup={"deck-3": ["red-1"]})
+    with pytest.raises(SetupError, match="'red-1' appears 2 times"):
+        GAME.initial_state(players=2, setup={"deck-1": ["red-1"], "deck-2": ["red-1"]})
+    with pytest.raises(SetupError, match="unknown card 'red-9'"):
+        GAME.initial_state(players=2, setup={"deck-1": ["red-9"]})
+    with pytest.raises(SetupError, match="unknown deck cards but only"):
+        GAME.initial_state(players=2, setup={"deck-1": 30, "deck-2": 30})
+    with pytest.raises(SetupError, match="'variant: quick' is for 2 players"):
+        GAME.initial_state(players=3, options={"variant": "quick"})
+    with pytest.raises(SetupError, match="slingshot_tie"):
+        GAME.initial_state(players=2, options={"slingshot_tie": "coin-toss"})
+    with pytest.raises(SetupError, match="first_player"):
+        GAME.initial_state(players=2, options={"first_player": 3})
+    assert GAME.initial_state(players=3, options={"first_player": 3}, seed=1).current == 3
+
+
+def test_malformed_moves_name_the_field_and_the_allowed_values() -> None:
+    with pytest.raises(MoveFormatError, match="unknown stat 'speed'; name one of: power, distance, aim, rarity"):
+        GAME.parse_move({"player": 1, "move": "name-stat", "stat": "speed"})
+    with pytest.raises(MoveFormatError, match="unknown move 'shoot'"):
+        GAME.parse_move({"player": 1, "move": "shoot"})
+    with pytest.raises(MoveFormatError, match="missing field 'player'"):
+        GAME.parse_move({"move": "play", "card": "red-1"})
+    with pytest.raises(MoveFormatError, match="missing field 'cards'"):
+        GAME.parse_move({"player": 1, "move": "build"})
+    with pytest.raises(UnknownCardError, match="unknown card 'red-7'"):
+        GAME.parse_move({"player": 1, "move": "play", "card": "red-7"})
+    state = GAME.initial_state(players=2, seed=1)
+    with pytest.raises(SetupError, match="player 3 does not exist"):
+        GAME.apply(state, GAME.parse_move({"player": 3, "move": "play"}))
+
+
+def test_aliases_decode_to_the_documented_moves() -> None:
+    assert GAME.parse_move({"player": 1, "move": "choose-stat", "stat": "Portée"}) == (
+        GAME.parse_move({"player": 1, "move": "name-stat", "stat": "distance"})
+    )
+    assert GAME.move_to_dict(GAME.parse_move({"player": 2, "move": "place", "card": "red-1"})) == {
+        "player": 2, "move": "build", "cards": ["red-1"],
+    }
+    assert GAME.parse_move({"move": "tie"}) == GAME.parse_move({"move": "to-pot"})
