@@ -48,12 +48,22 @@ class InterpretConfig:
     - `card_penalty`: cost of each expected card not seen or seen card not expected.
     - `count_penalty`: cost per card of difference between a zone's estimated count and the
       state's. Counts are estimates from stack height: keep it small.
+    - `order_penalty`: cost per pair of an ordered spread's cards (`ExpectedZone.ordered`)
+      seen in the other order than the state lays them. Tiny: it only breaks ties between explanations
+      that differ in the order of their moves.
     - `noise_rank`: a snapshot in which every expected face of the current belief is within the
       first `noise_rank` candidates is read as "nothing happened". 2 absorbs a single
       mis-ranked face; 1 trusts the identifier's first choice.
     - `pending_frames` / `pending_seconds`: how long an unexplained change is held before it is
       written as a desync (whichever is reached first). Longer lets a half-finished move
       complete and vision noise settle; shorter keeps the overlay in step with the table.
+    - `lacking_cards`: an explanation that leaves nothing unexplained but at most this many
+      expected cards not seen (no card seen that it does not expect) is taken at once: a card
+      hidden for a moment does not hold the moves back. 0 waits for every card.
+    - `confirm_margin` / `confirm_frames`: when an explanation that leaves the table looking
+      different scores within `confirm_margin` of the best (a newly turned-up card read as
+      its runner-up would decide between them), wait up to `confirm_frames` for another
+      read before taking the best. 0 frames never waits.
     - `alternatives`: how many runner-up explanations to report to the operator console.
     """
 
@@ -65,21 +75,26 @@ class InterpretConfig:
     zone_penalty: float = 4.0
     card_penalty: float = 4.0
     count_penalty: float = 0.5
+    order_penalty: float = 0.01
     noise_rank: int = 2
     pending_frames: int = 30
     pending_seconds: float = 2.0
     alternatives: int = 3
+    lacking_cards: int = 2
+    confirm_margin: float = 1.0
+    confirm_frames: int = 0
 
     def __post_init__(self) -> None:
         for name in ("max_depth", "max_moves", "beam_width", "noise_rank", "pending_frames"):
             if getattr(self, name) < 1:
                 raise InterpretConfigError(f"interpret config: '{name}' must be at least 1")
         for name in ("move_penalty", "warning_penalty", "zone_penalty", "card_penalty",
-                     "count_penalty", "pending_seconds"):
+                     "count_penalty", "order_penalty", "pending_seconds", "confirm_margin", "confirm_frames"):
             if getattr(self, name) < 0:
                 raise InterpretConfigError(f"interpret config: '{name}' must not be negative")
-        if self.alternatives < 0:
-            raise InterpretConfigError("interpret config: 'alternatives' must not be negative")
+        for name in ("alternatives", "lacking_cards"):
+            if getattr(self, name) < 0:
+                raise InterpretConfigError(f"interpret config: '{name}' must not be negative")
 
 
 # --------------------------------------------------------------------------------------------
@@ -95,48 +110,138 @@ class SpreadMatch:
     extra: tuple[int, ...]  # seen cards no expected card fits
 
 
+WEAK_RATIO = 0.1
+"""A candidate scored under this fraction of a card's best is no evidence for that face:
+otherwise an explanation could pick any face from the identifier's long tail."""
+
+
 def _log_ratio(card: SeenCard, face: str) -> float | None:
     s = card.score_of(face)
-    return None if s is None else math.log(s / card.best.score)
+    if s is None or s < WEAK_RATIO * card.best.score:
+        return None
+    return math.log(s / card.best.score)
 
 
 def match_spread(faces: Sequence[str | None], seen: Sequence[SeenCard]) -> SpreadMatch:
-    """Pair expected faces with seen cards, strongest evidence first (greedy).
+    """Pair expected faces with seen cards: as many pairs as possible, then the strongest
+    evidence in total (an optimal assignment, so that a card misread as another card's face
+    cannot take that face from the card that shows it).
 
     A known face pairs only with a card listing it among its candidates; an unknown face
-    (`None`) pairs with any card left over.
+    (`None`) pairs with any card no known face needs.
     """
-    options: list[tuple[float, int, int]] = []
-    for i, face in enumerate(faces):
-        if face is None:
-            continue
-        for j, card in enumerate(seen):
-            r = _log_ratio(card, face)
-            if r is not None:
-                options.append((r, i, j))
-    options.sort(key=lambda t: (-t[0], t[1], t[2]))
-    used_i: set[int] = set()
-    used_j: set[int] = set()
     pairs: list[tuple[int, int]] = []
-    for _, i, j in options:
-        if i in used_i or j in used_j:
-            continue
-        used_i.add(i)
-        used_j.add(j)
-        pairs.append((i, j))
+    used_j: set[int] = set()
+    # A card whose first candidate is an expected face, and that lists no other expected
+    # face, pairs with that face in some best assignment: take those pairs directly.
+    wanted: dict[str, list[int]] = {}
     for i, face in enumerate(faces):
-        if face is None:
-            for j in range(len(seen)):
-                if j not in used_j:
-                    used_i.add(i)
-                    used_j.add(j)
-                    pairs.append((i, j))
-                    break
+        if face is not None:
+            wanted.setdefault(face, []).append(i)
+    for j, card in enumerate(seen):
+        listed = [c.face for c in card.candidates if c.face in wanted]
+        if len(listed) == 1 and listed[0] == card.best.face and wanted[listed[0]]:
+            pairs.append((wanted[listed[0]].pop(), j))
+            used_j.add(j)
+    rest_i = sorted(
+        [i for idx in wanted.values() for i in idx] + [i for i, f in enumerate(faces) if f is None]
+    )
+    rest_j = [j for j in range(len(seen)) if j not in used_j]
+    if rest_i and rest_j:
+        weight: list[list[float | None]] = []
+        for i in rest_i:
+            face = faces[i]
+            row: list[float | None] = []
+            for j in rest_j:
+                if face is None:
+                    row.append(_BIG - _UNKNOWN_COST)
+                else:
+                    r = _log_ratio(seen[j], face)
+                    row.append(None if r is None else _BIG + r)
+            weight.append(row)
+        for a, b in _assign(weight):
+            pairs.append((rest_i[a], rest_j[b]))
+    paired_i = {i for i, _ in pairs}
+    paired_j = {j for _, j in pairs}
     return SpreadMatch(
         pairs=tuple(sorted(pairs)),
-        missing=tuple(i for i in range(len(faces)) if i not in used_i),
-        extra=tuple(j for j in range(len(seen)) if j not in used_j),
+        missing=tuple(i for i in range(len(faces)) if i not in paired_i),
+        extra=tuple(j for j in range(len(seen)) if j not in paired_j),
     )
+
+
+STUCK_FACTOR = 3
+"""A change pending this many times `pending_frames`, however its reads flickered, is written
+as a desync: the belief is then too far behind for the search to catch up."""
+
+_NOT_LACKING = 10**6  # counted for a zone that shows something unexpected
+_BIG = 1000.0  # weight of any pair: more pairs always beat better evidence
+_UNKNOWN_COST = 50.0  # an unknown face takes a card only when no known face needs it
+
+
+def _assign(weight: Sequence[Sequence[float | None]]) -> list[tuple[int, int]]:
+    """Maximum-weight assignment of rows to columns (None: not allowed), unassigned allowed.
+
+    Hungarian algorithm (shortest augmenting paths with potentials) on the square matrix
+    padded with zero-weight dummies; O(n³) for n rows + columns, and n is small here: only
+    the cards the direct pairing left over.
+    """
+    n_rows = len(weight)
+    n_cols = len(weight[0]) if n_rows else 0
+    n = n_rows + n_cols
+    inf = float("inf")
+    # Cost matrix (minimisation): real pairs cost -weight, a forbidden pair is infinite,
+    # a row or column left alone pairs with a dummy at zero cost.
+    cost = [[0.0] * (n + 1) for _ in range(n + 1)]
+    for a in range(n_rows):
+        for b in range(n_cols):
+            w = weight[a][b]
+            cost[a + 1][b + 1] = inf if w is None else -w
+    u = [0.0] * (n + 1)
+    v = [0.0] * (n + 1)
+    p = [0] * (n + 1)
+    way = [0] * (n + 1)
+    for i in range(1, n + 1):
+        p[0] = i
+        j0 = 0
+        minv = [inf] * (n + 1)
+        used = [False] * (n + 1)
+        while True:
+            used[j0] = True
+            i0 = p[j0]
+            delta = inf
+            j1 = 0
+            for j in range(1, n + 1):
+                if used[j]:
+                    continue
+                cur = cost[i0][j] - u[i0] - v[j]
+                if cur < minv[j]:
+                    minv[j] = cur
+                    way[j] = j0
+                if minv[j] < delta:
+                    delta = minv[j]
+                    j1 = j
+            for j in range(n + 1):
+                if used[j]:
+                    u[p[j]] += delta
+                    v[j] -= delta
+                else:
+                    minv[j] -= delta
+            j0 = j1
+            if p[j0] == 0:
+                break
+        while True:
+            j1 = way[j0]
+            p[j0] = p[j1]
+            j0 = j1
+            if j0 == 0:
+                break
+    out: list[tuple[int, int]] = []
+    for j in range(1, n_cols + 1):
+        i = p[j]
+        if 1 <= i <= n_rows and cost[i][j] != inf:
+            out.append((i - 1, j - 1))
+    return out
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -147,12 +252,24 @@ class ZoneFit:
     matches: bool  # every expected card is among the candidates, nothing missing or extra
     exact: bool  # matches with every face the first candidate
     within_noise: bool  # matches with every face within the first `noise_rank` candidates
+    lacking: int = 0  # expected cards not seen, when that is all that does not match
 
 
 def fit_zone(
     expected: ExpectedZone, seen: Sequence[SeenCard], count: int | None, config: InterpretConfig
 ) -> ZoneFit:
     """Score an expected zone against the seen cards (0 is a perfect fit)."""
+    if expected.kind is ZoneKind.COUNTER:
+        # A number read off the table (tokens, a die): it matches exactly or not at all.
+        diff = 0 if count is None else abs(count - expected.count)
+        if not diff:
+            return ZoneFit(score=0.0, matches=True, exact=True, within_noise=True)
+        return ZoneFit(
+            score=-(config.zone_penalty + config.card_penalty * diff),
+            matches=False,
+            exact=False,
+            within_noise=False,
+        )
     faces = expected.faces[:1] if expected.kind is ZoneKind.PILE else expected.faces
     shown = tuple(seen[:1]) if expected.kind is ZoneKind.PILE else tuple(seen)
     m = match_spread(faces, shown)
@@ -171,6 +288,13 @@ def fit_zone(
             within = False
         if rank != 0:
             exact = False
+    if expected.ordered and config.order_penalty > 0:
+        # Cards of a spread are listed most recent first on both sides: pairs out of order
+        # cost a little, so that of two explanations alike but for the order of their moves
+        # the one that laid the cards as they lie wins.
+        js = [j for _, j in sorted(m.pairs)]
+        inversions = sum(1 for a in range(len(js)) for b in range(a + 1, len(js)) if js[a] > js[b])
+        score -= config.order_penalty * inversions
     unmatched = len(m.missing) + len(m.extra)
     matches = unmatched == 0
     if not matches:
@@ -183,7 +307,13 @@ def fit_zone(
             within = False
         if diff:
             exact = False
-    return ZoneFit(score=score, matches=matches, exact=exact and matches, within_noise=within)
+    return ZoneFit(
+        score=score,
+        matches=matches,
+        exact=exact and matches,
+        within_noise=within,
+        lacking=0 if m.extra else len(m.missing),
+    )
 
 
 # --------------------------------------------------------------------------------------------
@@ -255,6 +385,8 @@ class Interpretation(Generic[S, M]):
 class _Pending:
     frame: int
     time: float
+    signature: tuple[tuple[str, tuple[str, ...]], ...]
+    first: int  # frame since which something has been pending, however it read
 
 
 @dataclass(slots=True)
@@ -269,13 +401,14 @@ class _Node(Generic[S, M]):
     unexplained: frozenset[str]
     differs: frozenset[str]
     appearance: dict[str, ExpectedZone]
+    lacking: int = 0  # cards missing from unexplained zones that show nothing unexpected
 
 
 class Interpreter(Generic[S, M]):
     """Turns settled snapshots into moves for one ruleset.
 
     It remembers one thing between calls: since when an unexplained change has been pending
-    (frame and time of the snapshot that first showed it), so that it can turn it into a
+    (frame and time of the snapshot that first showed it as it now reads), so that it can turn it into a
     desync after `pending_frames` / `pending_seconds`. `reset()` forgets it (e.g. after an
     operator correction).
     """
@@ -294,9 +427,11 @@ class Interpreter(Generic[S, M]):
             game = interpreter_for(ruleset)
         self.game: GameInterpreter[S, M] = game
         self._pending: _Pending | None = None
+        self._confirm: int | None = None  # frame since which a close call waits for a read
 
     def reset(self) -> None:
         self._pending = None
+        self._confirm = None
 
     # -- scoring ------------------------------------------------------------------------------
 
@@ -315,12 +450,14 @@ class Interpreter(Generic[S, M]):
         within = True
         unexplained: set[str] = set()
         differs: set[str] = set()
+        lacking = 0
         for zone in snapshot.settled:
             expected = look.get(zone)
             if expected is None:
                 if snapshot.cards(zone):
                     unexplained.add(zone)
                     differs.add(zone)
+                    lacking += _NOT_LACKING
                     within = False
                     total -= cfg.zone_penalty + cfg.card_penalty * len(snapshot.cards(zone))
                 continue
@@ -330,9 +467,16 @@ class Interpreter(Generic[S, M]):
                 fit = fit_zone(expected, snapshot.cards(zone), snapshot.counts.get(zone), cfg)
                 cache[key] = fit
             total += fit.score
+            if expected.soft:
+                # A zone the state is not sure of scores, but never holds an explanation back.
+                if not fit.exact:
+                    differs.add(zone)
+                continue
             within = within and fit.within_noise
             if not fit.matches:
                 unexplained.add(zone)
+                spread = expected.kind is ZoneKind.SPREAD
+                lacking += fit.lacking if fit.lacking and spread else _NOT_LACKING
             if not fit.exact:
                 differs.add(zone)
         total -= cfg.move_penalty * len(moves) + cfg.warning_penalty * warnings
@@ -347,6 +491,7 @@ class Interpreter(Generic[S, M]):
             unexplained=frozenset(unexplained),
             differs=frozenset(differs),
             appearance=look,
+            lacking=lacking,
         )
 
     # -- search -------------------------------------------------------------------------------
@@ -363,10 +508,14 @@ class Interpreter(Generic[S, M]):
             return [root]
         best_of: dict[Any, _Node[S, M]] = {_key(belief): root}
         frontier = [root]
+        # Every fit score is at most 0, so a node's descendants score at most minus the
+        # penalties it already carries and one more move: once an explanation scores
+        # above that, nothing below the node can win (the search stays short).
+        explained = -math.inf
         for _ in range(cfg.max_moves):
             children: list[_Node[S, M]] = []
             for node in frontier:
-                if node.explains:
+                if node.explains or self._ceiling(node) <= explained:
                     continue
                 forced = self.game.is_forced(node.state)
                 if not forced and node.depth >= cfg.max_depth:
@@ -393,11 +542,46 @@ class Interpreter(Generic[S, M]):
                         continue
                     best_of[key] = child
                     children.append(child)
+                    if child.explains:
+                        explained = max(explained, child.score)
+            children = [c for c in children if not c.explains and self._ceiling(c) > explained]
             if not children:
                 break
             children.sort(key=lambda n: -n.score)
-            frontier = children[: cfg.beam_width]
+            # A state waiting for forced answers (a TNT choice, creeper discards) looks wrong
+            # until they are made: such states get their own share of the beam.
+            waiting = [c for c in children if self.game.is_forced(c.state)]
+            free = [c for c in children if not self.game.is_forced(c.state)]
+            frontier = free[: cfg.beam_width] + waiting[: cfg.beam_width]
         return sorted(best_of.values(), key=lambda n: (-n.score, len(n.moves)))
+
+    def _unsure(self, nodes: list[_Node[S, M]], best: _Node[S, M], snapshot: TableSnapshot) -> bool:
+        """Whether to wait for another read: a rival explanation that would leave the table
+        looking different scores within `confirm_margin` of the best (a face read as its
+        runner-up, or a card not seen this time, decides between them), and the wait has not
+        reached `confirm_frames`."""
+        cfg = self.config
+
+        def close(n: _Node[S, M]) -> bool:
+            score = n.score
+            if not n.explains:
+                # Explained but for a card or two not seen: as if those were seen.
+                if not 0 < n.lacking <= cfg.lacking_cards:
+                    return False
+                score += cfg.zone_penalty + cfg.card_penalty * n.lacking
+            return best.score - score < cfg.confirm_margin and n.appearance != best.appearance
+
+        rival = next((n for n in nodes[1:] if close(n)), None)
+        if rival is None:
+            return False
+        if self._confirm is None:
+            self._confirm = snapshot.frame
+        return snapshot.frame - self._confirm < cfg.confirm_frames
+
+    def _ceiling(self, node: _Node[S, M]) -> float:
+        """The best score any longer explanation through `node` could reach."""
+        cfg = self.config
+        return -cfg.move_penalty * (len(node.moves) + 1) - cfg.warning_penalty * node.warnings
 
     # -- deciding -----------------------------------------------------------------------------
 
@@ -424,6 +608,16 @@ class Interpreter(Generic[S, M]):
             return Interpretation(
                 moves=(), score=root.score, state=belief, alternatives=(), frame=snapshot.frame
             )
+        if best.explains and self._unsure(nodes, best, snapshot):
+            return Interpretation(
+                moves=(),
+                score=best.score,
+                state=belief,
+                pending=True,
+                alternatives=_as_explanations((best,), alternatives, cfg.alternatives),
+                frame=snapshot.frame,
+            )
+        self._confirm = None
         if best.explains:
             self._pending = None
             return Interpretation(
@@ -433,11 +627,50 @@ class Interpreter(Generic[S, M]):
                 alternatives=alternatives,
                 frame=snapshot.frame,
             )
-        if self._pending is None:
-            self._pending = _Pending(frame=snapshot.frame, time=snapshot.time)
+        explaining = next((n for n in nodes if n.explains), None)
+        if explaining is not None and (
+            explaining.score >= best.score - cfg.zone_penalty - cfg.card_penalty
+        ):
+            # A full explanation within one unseen card of the best: the table as read.
+            best = explaining
+        if best.explains:
+            self._pending = None
+            return Interpretation(
+                moves=best.moves,
+                score=best.score,
+                state=best.state,
+                alternatives=alternatives,
+                frame=snapshot.frame,
+            )
+        if best.moves and 0 < best.lacking <= cfg.lacking_cards:
+            # Everything is explained but a card or two not seen this time (a glare, a finder
+            # miss): take the moves; those cards are checked again in the next reads.
+            self._pending = None
+            return Interpretation(
+                moves=best.moves,
+                score=best.score,
+                state=best.state,
+                alternatives=alternatives,
+                frame=snapshot.frame,
+            )
+        # The wait restarts when the unexplained zones read differently (a card seen again
+        # after a glare, a move still being made): only a change that stays is a desync.
+        signature = tuple(
+            (z, tuple(c.best.face for c in snapshot.cards(z))) for z in sorted(best.unexplained)
+        )
+        if self._pending is None or self._pending.signature != signature:
+            first = snapshot.frame if self._pending is None else self._pending.first
+            self._pending = _Pending(
+                frame=snapshot.frame, time=snapshot.time, signature=signature, first=first
+            )
         waited_frames = snapshot.frame - self._pending.frame
         waited_seconds = snapshot.time - self._pending.time
-        if waited_frames < cfg.pending_frames and waited_seconds < cfg.pending_seconds:
+        stuck = snapshot.frame - self._pending.first >= STUCK_FACTOR * cfg.pending_frames
+        if (
+            waited_frames < cfg.pending_frames
+            and waited_seconds < cfg.pending_seconds
+            and not stuck
+        ):
             return Interpretation(
                 moves=(),
                 score=best.score,

@@ -135,13 +135,15 @@ class ExpectedZone:
     face-up card whose identity the state does not know (any face fits it). `count` is the
     number of cards in the zone (a pile's height). `soft` marks a zone the state cannot be
     sure of (e.g. a face-down pile whose order was only partly seen): a mismatch there costs
-    score but leaves the zone explained.
+    score but leaves the zone explained. `ordered` says a spread's faces are in the order the
+    camera lists them (most recent first), so that the order itself is evidence.
     """
 
     kind: ZoneKind
     faces: tuple[str | None, ...]
     count: int
     soft: bool = False
+    ordered: bool = False
 
 
 Appearance = Mapping[str, ExpectedZone]

@@ -315,14 +315,28 @@ class _Work:
     move_index: int
     warnings: list[GameWarning]
     catalog: Catalog
-    reveal: dict[str, str]
+    reveal: dict[str, list[str]]
 
     def __init__(self, state: McgState, catalog: Catalog, reveal: Reveal = ()) -> None:
         for name in _STATE_FIELDS:
             setattr(self, name, getattr(state, name))
         self.warnings = []
         self.catalog = catalog
-        self.reveal = dict(reveal)
+        # A zone may be named more than once: the cards turned up there in order (a creeper
+        # exposed and discarded, then the card under it).
+        self.reveal = {}
+        for zone, card in reveal:
+            self.reveal.setdefault(zone, []).append(card)
+
+    def seen(self, zone: str) -> str | None:
+        """The next card the move says turned up in `zone` (None when it says nothing)."""
+        cards = self.reveal.get(zone)
+        if not cards:
+            return None
+        card = cards.pop(0)
+        if not cards:
+            del self.reveal[zone]
+        return card
 
     def freeze(self) -> McgState:
         return McgState(**{name: getattr(self, name) for name in _STATE_FIELDS})
@@ -644,7 +658,13 @@ class MinecraftCardGame:
         return move
 
     def move_to_dict(self, move: McgMove) -> dict[str, Any]:
-        return encode_move(move)
+        out = encode_move(move)
+        zones = [zone for zone, _ in move.reveal]
+        if len(set(zones)) < len(zones):
+            # Two cards turned up in one zone (a creeper, then the card under it): a mapping
+            # cannot hold both, the list of pairs `parse_move` also reads can.
+            out["reveal"] = [[zone, card] for zone, card in move.reveal]
+        return out
 
     def validate(self, state: McgState, move: McgMove) -> tuple[GameWarning, ...]:
         """The warnings `move` would raise in `state` (empty: the move is legal)."""
@@ -740,7 +760,7 @@ class MinecraftCardGame:
 
     def _draw_unseen(self, w: _Work, zone: str, craft: bool) -> str | None:
         """The identity of a face-down card turning up in `zone` (seen, or drawn)."""
-        seen = w.reveal.pop(zone, None)
+        seen = w.seen(zone)
         if seen is not None:
             self.catalog.card(seen)
             rest = _remove_one(w.unseen, seen)
@@ -768,7 +788,7 @@ class MinecraftCardGame:
         zone = f"{kind}-pile-{index + 1}"
         pile = w.resource_piles[index] if kind == "resource" else w.craft_piles[index]
         if not pile:
-            w.reveal.pop(zone, None)
+            w.seen(zone)
             return
         top = pile[0]
         if top is None:
@@ -776,7 +796,7 @@ class MinecraftCardGame:
             if card is None:
                 return
         else:
-            seen = w.reveal.pop(zone, None)
+            seen = w.seen(zone)
             if seen is None or seen == top:
                 return
             self.catalog.card(seen)

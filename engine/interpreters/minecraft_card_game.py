@@ -2,12 +2,15 @@
 
 Appearance (what a state says each zone shows, as catalog faces): a resource pile shows its top
 card's face (`resource-back` when the top is not known) and its height; a craft pile shows its
-top card's crafting side (`<card>/craft`); `player-N` shows every card, resources by their face,
-crafted cards tool side up (`<card>/tool`) while ready and crafting side up (`<card>/craft`) once
-used; `reserve-N` shows the held card's crafting side; `set-aside` its crafting side. The
+top card's crafting side (`<card>/craft`); `player-N` shows every card, most recent first (as
+the camera lists a spread), resources by their face, crafted cards tool side up (`<card>/tool`)
+while ready and crafting side up (`<card>/craft`) once used; `reserve-N` shows the held card's
+crafting side; `set-aside` its crafting side. The
 discard pile shows its top card: paid and creeper-discarded resources lie face down
 (`resource-back`), while a creeper or a TNT put there lies face up (it is recognisable, and the
-rule sheets show them discarded openly). A pending TNT blast lies face up in zone `tnt`.
+rule sheets show them discarded openly), but the interpreter does not compare that top: which
+card ends on top when several are discarded at once is not certain. A pending TNT blast lies
+face up in zone `tnt`.
 
 Moves proposed to the search: the ruleset's legal moves, kept only when they touch a zone the
 snapshot shows differently, plus moves built from the observed difference, which the
@@ -15,7 +18,11 @@ enumerator cannot guess: a craft paid with exactly the cards that left the playe
 overpay, with the axes that turned to their crafting side), the cards kept from a TNT (those that
 appeared in the player's area), each player's creeper discard (the card that left the area, or
 the sword that turned), and `reveal` of the faces now seen on pile tops that the belief did not
-know.
+know: the first or second candidate, a creeper that passed through the top on its way to the
+discard pile (when the discard pile shows one), or a card seen in an area that passed through
+the top between two takes from one pile. A player whose area changed while the belief has the
+turn elsewhere is tried as acting out of turn. Simultaneous creeper answers are tried in seat
+order only.
 """
 
 from __future__ import annotations
@@ -40,7 +47,7 @@ from engine.games.minecraft_card_game import (
     TntKeep,
     UseTool,
 )
-from engine.interpret import match_spread
+from engine.interpret import WEAK_RATIO, match_spread
 from engine.snapshot import ExpectedZone, SeenCard, TableSnapshot, ZoneKind
 
 BACK = "resource-back"
@@ -93,11 +100,14 @@ class McgInterpreter:
             out[f"craft-pile-{i + 1}"] = ExpectedZone(
                 kind=ZoneKind.PILE, faces=ctop, count=len(pile)
             )
-        dtop: tuple[str | None, ...] = ()
-        if state.discard:
-            first = state.discard[0]
-            dtop = (first if first in FACE_UP_IN_DISCARD else BACK,)
-        out["discard"] = ExpectedZone(kind=ZoneKind.PILE, faces=dtop, count=len(state.discard))
+        # The discard pile's top is not compared (any face fits): cards that pass through a
+        # pile top unseen (a creeper exposed by a blast, under the TNT that covers it) and the
+        # order in which a table lays several discards at once leave it unsure; soft, as
+        # even whether it is empty then is.
+        dtop: tuple[str | None, ...] = (None,) if state.discard else ()
+        out["discard"] = ExpectedZone(
+            kind=ZoneKind.PILE, faces=dtop, count=len(state.discard), soft=True
+        )
         aside = (self.card_face(state.set_aside),) if state.set_aside else ()
         out["set-aside"] = ExpectedZone(kind=ZoneKind.PILE, faces=aside, count=len(aside))
         for p in range(1, state.players + 1):
@@ -105,15 +115,32 @@ class McgInterpreter:
             out[f"player-{p}"] = ExpectedZone(
                 kind=ZoneKind.SPREAD,
                 faces=tuple(
-                    self.card_face(c, used=c in state.used, in_area=True) for c in area
+                    self.card_face(c, used=c in state.used, in_area=True)
+                    for c in reversed(area)
                 ),
                 count=len(area),
+                ordered=True,
             )
             res = state.reserves[p - 1]
             out[f"reserve-{p}"] = ExpectedZone(
                 kind=ZoneKind.SPREAD, faces=tuple(self.card_face(c) for c in res), count=len(res)
             )
-        out["tnt"] = ExpectedZone(kind=ZoneKind.SPREAD, faces=tuple(state.tnt), count=len(state.tnt))
+        out["tnt"] = ExpectedZone(
+            kind=ZoneKind.SPREAD, faces=tuple(reversed(state.tnt)), count=len(state.tnt)
+        )
+        return out
+
+    def table_look(self, state: McgState) -> dict[str, ExpectedZone]:
+        """The appearance with the discard pile's top as it lies: a creeper or a TNT face up,
+        anything else face down (for rendering a state as the camera would see it)."""
+        out = self.appearance(state)
+        if state.discard:
+            first = state.discard[0]
+            out["discard"] = ExpectedZone(
+                kind=ZoneKind.PILE,
+                faces=(first if first in FACE_UP_IN_DISCARD else BACK,),
+                count=len(state.discard),
+            )
         return out
 
     def is_forced(self, state: McgState) -> bool:
@@ -135,22 +162,53 @@ class McgInterpreter:
         m = match_spread(faces, seen)
         return [area[i] for i in m.missing], [seen[j] for j in m.extra]
 
+    def _gained(
+        self, state: McgState, snapshot: TableSnapshot, players: Iterable[int] | None = None
+    ) -> list[str]:
+        """Cards seen in the areas or holders of `players` (default: all) that the state does
+        not place there: the card between two takes from one pile went to one of them."""
+        out: list[str] = []
+        extra: list[SeenCard] = []
+        for player in players or range(1, state.players + 1):
+            diff = self._area_diff(state, snapshot, player)
+            extra += list(diff[1]) if diff is not None else []
+            zone = f"reserve-{player}"
+            if zone in snapshot.settled:
+                faces = [self.card_face(c) for c in state.reserves[player - 1]]
+                seen = snapshot.cards(zone)
+                extra += [seen[j] for j in match_spread(faces, seen).extra]
+        for card in extra:
+            for cid in self._seen_cards(card):
+                if cid not in out:
+                    out.append(cid)
+        return out
+
     def _seen_cards(self, card: SeenCard, limit: int = REVEAL_CHOICES) -> list[str]:
         out = []
         for c in card.candidates[:limit]:
+            if c.score < WEAK_RATIO * card.best.score:
+                break
             cid = self.card_of(c.face)
             if cid is not None and cid not in out:
                 out.append(cid)
         return out
 
     def _reveals(
-        self, state: McgState, snapshot: TableSnapshot, zones: Iterable[str]
+        self,
+        state: McgState,
+        snapshot: TableSnapshot,
+        zones: Iterable[str],
+        between: Iterable[str] = (),
     ) -> list[tuple[tuple[str, str], ...]]:
         """Alternative `reveal` tuples for piles whose next card (under the top that leaves) is
-        not known: each names the identity seen on the new top (first or second candidate)."""
-        options: list[list[tuple[str, str]]] = []
+        not known: each names the identity seen on the new top (first or second candidate),
+        or one of `between` (cards seen elsewhere that may have passed over the top when the
+        pile was taken from twice)."""
+        options: list[list[tuple[tuple[str, str], ...]]] = []
+        creeper_between = "creeper" in state.unseen and self._discard_shows(snapshot, "creeper")
+        between = list(between)
         for zone in zones:
-            if zone not in snapshot.settled or not snapshot.cards(zone):
+            if zone not in snapshot.settled:
                 continue
             kind, index = zone.rsplit("-pile-", 1)
             pile = (
@@ -160,20 +218,39 @@ class McgInterpreter:
             )
             if len(pile) > 1 and pile[1] is not None:
                 continue  # the next card is known: nothing to reveal
+            top = snapshot.cards(zone)
             ids = [
-                c for c in self._seen_cards(snapshot.cards(zone)[0])
+                c for c in (self._seen_cards(top[0]) if top else [])
                 if self.rules.is_craft(c) == (kind == "craft")
             ]
-            if ids:
-                options.append([(zone, c) for c in ids])
+            alts: list[tuple[tuple[str, str], ...]] = [((zone, c),) for c in ids]
+            alts += [
+                ((zone, c),) for c in between
+                if c not in ids and self.rules.is_craft(c) == (kind == "craft")
+            ]
+            if not alts:
+                continue
+            if creeper_between and ids and kind == "resource" and ids[0] != "creeper":
+                # A creeper turned up and went to the discard pile, then the card seen now.
+                alts.append(((zone, "creeper"), (zone, ids[0])))
+            options.append(alts)
         if not options:
             return [()]
-        # First choices together, then each zone's second choice alone.
-        out: list[tuple[tuple[str, str], ...]] = [tuple(o[0] for o in options)]
+        # First choices together, then each zone's other choices alone.
+        out: list[tuple[tuple[str, str], ...]] = [sum((o[0] for o in options), ())]
         for k, o in enumerate(options):
             for alt in o[1:]:
-                out.append(tuple(alt if i == k else options[i][0] for i in range(len(options))))
+                out.append(
+                    sum((alt if i == k else options[i][0] for i in range(len(options))), ())
+                )
         return out
+
+    def _discard_shows(self, snapshot: TableSnapshot, face: str) -> bool:
+        """Whether the discard pile's seen top may be `face` (first or second candidate)."""
+        if "discard" not in snapshot.settled or not snapshot.cards("discard"):
+            return False
+        top = snapshot.cards("discard")[0]
+        return any(c.face == face for c in top.candidates[:REVEAL_CHOICES])
 
     # -- proposals ------------------------------------------------------------------------------
 
@@ -210,7 +287,10 @@ class McgInterpreter:
                     continue
                 pile = state.resource_piles[move.pile - 1]
                 zones = all_piles if pile and pile[0] == "tnt" else [zone]
-                for reveal in self._reveals(state, snapshot, zones):
+                # Mined twice in a turn: the card between was seen only in the area it went
+                # to (a craft pile's card between may go to another player's area instead).
+                between = self._gained(state, snapshot, [p])
+                for reveal in self._reveals(state, snapshot, zones, between):
                     yield Mine(player=p, pile=move.pile, reveal=reveal)
             elif isinstance(move, Craft):
                 if player_zone in unexplained or move.source in unexplained:
@@ -218,13 +298,19 @@ class McgInterpreter:
             elif isinstance(move, Reserve):
                 zone = f"craft-pile-{move.pile}"
                 if f"reserve-{p}" in unexplained or zone in unexplained:
-                    for reveal in self._reveals(state, snapshot, [zone]):
+                    between = self._gained(state, snapshot)
+                    for reveal in self._reveals(state, snapshot, [zone], between):
                         yield Reserve(player=p, pile=move.pile, reveal=reveal)
             elif isinstance(move, UseTool):
-                if player_zone not in unexplained:
+                hoe = self.rules.tool(move.card) == "hoe"
+                # A hoe shows on every pile even when its own turn is misread.
+                if player_zone not in unexplained and not (
+                    hoe and any(z in unexplained for z in all_piles)
+                ):
                     continue
-                if self.rules.tool(move.card) == "hoe":
-                    for reveal in self._reveals(state, snapshot, all_piles):
+                if hoe:
+                    between = self._gained(state, snapshot, [p])
+                    for reveal in self._reveals(state, snapshot, all_piles, between):
                         yield UseTool(player=p, card=move.card, reveal=reveal)
                 else:
                     yield move
@@ -232,12 +318,24 @@ class McgInterpreter:
                 yield move
         if state.actions < state.allowed or p != state.current:
             yield from self._built_crafts(state, snapshot, p)
+        # Another player's area changed: that player may have acted when the belief has the
+        # turn elsewhere (a turn passed unseen); tried at the cost of its out-of-turn warning.
+        for q in range(1, state.players + 1):
+            if q == p or f"player-{q}" not in unexplained:
+                continue
+            for i in range(1, RESOURCE_PILES + 1):
+                zone = f"resource-pile-{i}"
+                if zone in unexplained and state.resource_piles[i - 1]:
+                    for reveal in self._reveals(state, snapshot, [zone]):
+                        yield Mine(player=q, pile=i, reveal=reveal)
+            yield from self._built_crafts(state, snapshot, q)
 
     def _with_craft_reveal(
         self, state: McgState, snapshot: TableSnapshot, move: Craft
     ) -> Iterator[McgMove]:
         if move.source.startswith("craft-pile-"):
-            for reveal in self._reveals(state, snapshot, [move.source]):
+            between = self._gained(state, snapshot)
+            for reveal in self._reveals(state, snapshot, [move.source], between):
                 yield Craft(
                     player=move.player,
                     card=move.card,
@@ -338,16 +436,30 @@ class McgInterpreter:
             choices.update(combinations(sorted(gained), min(KEEP_FROM_TNT, len(gained))))
             for kept in sorted(choices):
                 yield TntKeep(player=p, cards=kept)
-            if gained:
-                return
+            # A kept card may leave again in the same read: paid for a craft, or discarded to
+            # a creeper that attacks as well. The other legal choices follow.
+            for move in self.rules.legal_moves(state):
+                if isinstance(move, TntKeep) and tuple(sorted(move.cards)) in choices:
+                    continue
+                yield move
+            return
         yield from self.rules.legal_moves(state)
 
     def _creeper_proposals(self, state: McgState, snapshot: TableSnapshot) -> Iterator[McgMove]:
         zones = [f"resource-pile-{i + 1}" for i in state.attacks]
-        reveal = self._reveals(state, snapshot, zones)[0]
+        # The last answer settles the attack: what turns up then is seen (maybe a second
+        # creeper that attacks in turn, then the card under it).
+        reveals = self._reveals(state, snapshot, zones, self._gained(state, snapshot))
+        # The table does not show who answered first: answers are tried in seat order only
+        # (the first player who still owes one), so the search does not spend itself on orders.
+        first: int | None = None
         for move in self.rules.legal_moves(state):
             if not isinstance(move, CreeperDiscard):
                 continue
+            if first is None:
+                first = move.player
+            if move.player != first:
+                break
             diff = self._area_diff(state, snapshot, move.player)
             if diff is not None:
                 lost = set(diff[0])
@@ -355,9 +467,10 @@ class McgInterpreter:
                     continue
                 if move.sword is not None and move.sword not in lost:
                     continue
-            yield CreeperDiscard(
-                player=move.player, card=move.card, sword=move.sword, reveal=reveal
-            )
+            for reveal in reveals:
+                yield CreeperDiscard(
+                    player=move.player, card=move.card, sword=move.sword, reveal=reveal
+                )
 
     # -- corrections ----------------------------------------------------------------------------
 
