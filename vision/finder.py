@@ -9,20 +9,25 @@ frame pixels; the result is one `Detections` batch per frame. The finder is clas
 cannot tell a face-down card's top from its bottom, so corners come in a canonical order: clockwise
 in the image, the first edge a short edge of the card (as for an upright portrait card), starting
 from whichever of the two candidate corners lies more to the top-left (smaller x + y). The
-identifier decides the card's real orientation (it matches faces at 0° and 180°). Optionally
-each corner is refined on the full-resolution frame by fitting the card's edges
-(`refine_corners`). A `Finder` keeps nothing per call.
+identifier decides the card's real orientation (it matches faces at 0° and 180°). The corners
+are then refined on the full-resolution frame (`FinderConfig.refine`): by the corner refiner,
+the second-stage model of `vision.corners` (`models/corners.onnx`, the default), or by fitting
+the card's edges to the image gradients (`refine_corners`), or not at all. A `Finder` keeps
+nothing per call.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from enum import StrEnum
 from pathlib import Path
 
 import cv2
 import numpy as np
 
+from vision.corners import DEFAULT_MODEL as DEFAULT_CORNER_MODEL
+from vision.corners import CornerRefiner
 from vision.detections import Detections, iou_matrix
 from vision.letterbox import (
     INPUT_HEIGHT,
@@ -33,6 +38,7 @@ from vision.letterbox import (
     letterbox_image,
     to_input,
 )
+from vision.onnx import open_model
 
 DEFAULT_MODEL = Path(__file__).resolve().parents[1] / "models" / "finder.onnx"
 OFFSET_SCALE = 32.0
@@ -43,6 +49,14 @@ class FinderModelError(ValueError):
     """The finder model file is missing or is not a finder model; the message names the path."""
 
 
+class Refine(StrEnum):
+    """How the finder's corners are brought to full resolution."""
+
+    MODEL = "model"  # the corner refiner (`vision.corners`)
+    EDGES = "edges"  # line fits to the image gradients
+    NONE = "none"  # the finder's own corners, read at a quarter of the resolution
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class FinderConfig:
     """Decoding options.
@@ -50,15 +64,16 @@ class FinderConfig:
     `threshold`: the least centre-heatmap score kept (lower finds more half-hidden cards and
     more false ones). `nms_iou`: two quads overlapping more than this are one card (a fan's
     cards overlap a lot: too low merges them). `max_cards`: per frame, best first.
-    `refine`: fit each card's edges on the full-resolution frame and move the corners to
-    their intersections, `refine_passes` times, searching a band of `refine_window` of the
-    card's shorter side around each predicted edge (wider finds edges further off and picks
-    up neighbouring cards' edges more often)."""
+    `refine`: `model` runs the corner refiner `refine_passes` times on each card; `edges` fits
+    each card's edges on the full-resolution frame and moves the corners to their
+    intersections, `refine_passes` times, searching a band of `refine_window` of the card's
+    shorter side around each predicted edge (wider finds edges further off and picks up
+    neighbouring cards' edges more often); `none` keeps the coarse corners."""
 
     threshold: float = 0.3
     nms_iou: float = 0.6
     max_cards: int = 200
-    refine: bool = False
+    refine: Refine = Refine.MODEL
     refine_window: float = 0.25
     refine_passes: int = 2
 
@@ -183,32 +198,17 @@ class Finder:
 
     def __init__(self, model_path: str | Path = DEFAULT_MODEL, *,
                  providers: Sequence[str] = ("CPUExecutionProvider",), threads: int = 1,
-                 config: FinderConfig | None = None) -> None:
-        import onnxruntime as ort
-
-        path = Path(model_path)
-        self.model_path = path
+                 config: FinderConfig | None = None,
+                 corner_model: str | Path | None = DEFAULT_CORNER_MODEL) -> None:
+        self.model_path = Path(model_path)
         self.config = config or FinderConfig()
-        if not path.is_file():
-            raise FinderModelError(f"{path}: no finder model here; train one with `{TRAIN_COMMAND}` "
-                                   "or pass the path of an existing finder.onnx")
-        options = ort.SessionOptions()
-        options.intra_op_num_threads = threads
-        options.inter_op_num_threads = 1
-        options.log_severity_level = 3
-        try:
-            self.session = ort.InferenceSession(str(path), sess_options=options, providers=list(providers))
-        except Exception as exc:  # onnxruntime raises its own exception types for bad files
-            raise FinderModelError(f"{path}: not a readable ONNX model ({str(exc).splitlines()[0]}); "
-                                   f"re-create it with `{TRAIN_COMMAND}`") from None
-        meta = self.session.get_modelmeta().custom_metadata_map
-        inputs = self.session.get_inputs()
-        if meta.get("cardtrack.model") != "finder" or len(inputs) != 1 or \
-                list(inputs[0].shape[1:]) != [3, INPUT_HEIGHT, INPUT_WIDTH]:
-            raise FinderModelError(f"{path}: not a cardtrack finder model (expected one "
-                                   f"(N, 3, {INPUT_HEIGHT}, {INPUT_WIDTH}) input and finder metadata); "
-                                   f"re-create it with `{TRAIN_COMMAND}`")
-        self.input_name = inputs[0].name
+        self.session, _ = open_model(
+            model_path, kind="finder", label="finder", input_shape=(3, INPUT_HEIGHT, INPUT_WIDTH),
+            error=FinderModelError, train_command=TRAIN_COMMAND, providers=providers, threads=threads)
+        self.input_name = self.session.get_inputs()[0].name
+        # The corner refiner is loaded when a model is named; `refine=model` without one is an error.
+        self.refiner = (CornerRefiner(corner_model, providers=providers, threads=threads)
+                        if corner_model is not None else None)
 
     def find(self, frames: Sequence[np.ndarray], config: FinderConfig | None = None) -> list[Detections]:
         """Cards in each BGR uint8 frame (any sizes), one `Detections` per frame."""
@@ -218,6 +218,9 @@ class Finder:
         boxed = [letterbox_image(f) for f in frames]
         x = to_input(np.stack([img for img, _ in boxed]))
         heat, offsets = self.session.run(None, {self.input_name: x})
+        if cfg.refine is Refine.MODEL and self.refiner is None:
+            raise FinderModelError("FinderConfig(refine='model') needs the corner model; create the Finder "
+                                   "with corner_model=PATH or choose refine='edges' or 'none'")
         out = []
         for i, (frame, (_, box)) in enumerate(zip(frames, boxed, strict=True)):
             out.append(self._detections(frame, box, heat[i], offsets[i], cfg))
@@ -227,12 +230,13 @@ class Finder:
         """Cards in one BGR frame."""
         return self.find([frame], config)[0]
 
-    @staticmethod
-    def _detections(frame: np.ndarray, box: Letterbox, heat: np.ndarray, offsets: np.ndarray,
+    def _detections(self, frame: np.ndarray, box: Letterbox, heat: np.ndarray, offsets: np.ndarray,
                     cfg: FinderConfig) -> Detections:
         quads, scores = decode(heat, offsets, cfg)
         corners = from_letterbox(quads, box)
-        if cfg.refine and len(corners):
+        if cfg.refine is Refine.MODEL and self.refiner is not None and len(corners):
+            corners = self.refiner.refine(frame, canonical_order(corners), passes=cfg.refine_passes)
+        elif cfg.refine is Refine.EDGES and len(corners):
             gray = cv2.cvtColor(frame, cv2.COLOR_BGR2GRAY)
             for _ in range(cfg.refine_passes):
                 corners = refine_corners(gray, corners, window=cfg.refine_window)

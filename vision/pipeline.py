@@ -42,7 +42,7 @@ from engine.interpret import Interpretation, InterpretConfig, Interpreter
 from engine.snapshot import TableSnapshot
 from vision.capture import Frame
 from vision.detections import Detections
-from vision.finder import FinderConfig
+from vision.finder import FinderConfig, Refine
 from vision.identify import FaceCandidate
 from vision.preprocess import INPUT_HEIGHT, INPUT_WIDTH, rectify
 from vision.settle import SettleConfig, SettleGate, SettleState
@@ -133,7 +133,12 @@ class PipelineConfig:
     - `finder`: the finder's config; its `threshold` is the one confidence cut (the pipeline
       keeps every card the finder reports). 0.5 here, above the finder's own 0.3: the cards
       between cost more moves to clutter than they find (`cardtrack bench pipeline` on the
-      bundled 2-player clip: 2 of 8 moves at 0.5, 1 of 8 at 0.3).
+      bundled 2-player clip: 2 of 8 moves at 0.5, 1 of 8 at 0.3). Its corner refinement is
+      off here: tracking and zoning need only the coarse corners, so the corner refiner runs
+      on the cards about to be cropped for the identifier (`refine_crops`), a few a frame
+      instead of every card of every frame.
+    - `refine_crops`: put a card's corners on the pixel with the corner refiner (when the
+      pipeline has one) before cropping it for the identifier.
     - `max_identify_per_frame`: identifier calls per frame at most (new and turned-over cards
       first, moved ones after). Lower bounds the frame time when many cards move at once; the
       rest wait a frame or two.
@@ -157,7 +162,8 @@ class PipelineConfig:
       at 0.09 on the bundled footage; a hand passing near a card costs a re-identification).
     """
 
-    finder: FinderConfig = field(default_factory=lambda: FinderConfig(threshold=0.5))
+    finder: FinderConfig = field(default_factory=lambda: FinderConfig(threshold=0.5, refine=Refine.NONE))
+    refine_crops: bool = True
     max_identify_per_frame: int = 12
     recheck_pending_frames: int = 5
     evidence_candidates: int = 3
@@ -258,9 +264,11 @@ def identify_tracks(
     frame_index: int,
     config: PipelineConfig,
     refresh: Sequence[IdentifyRequest] = (),
+    refiner: Any = None,
 ) -> int:
     """Stage `identify`: crop, identify and record the tracks that need it and the `refresh`
     ones; returns how many were identified (an unknown crop is left for the next frame).
+    With a `refiner` (`vision.corners.CornerRefiner`) the corners are refined first.
     A refreshed card's reading is recorded `settle_rereads` times, so that it outweighs what
     was known of the card before."""
     asked = identify_requests(tracker.tracks_needing_identification(), config.max_identify_per_frame)
@@ -270,6 +278,8 @@ def identify_tracks(
     if not requests:
         return 0
     corners = np.stack([np.asarray(r.corners, np.float32) for r in requests])
+    if refiner is not None and config.refine_crops:
+        corners = np.asarray(refiner.refine(image, corners), np.float32)
     crops = [crop_card(image, c) for c in corners]
     results = identifier.identify(crops, corners=corners, frame_index=frame_index)
     if len(results) != len(requests):
@@ -312,12 +322,15 @@ def zones_to_read(
     return frozenset(z for z in readable if z in dirty or contents.signature(z) != last_read.get(z))
 
 
-def build_snapshot(contents: ZoneContents, readable: frozenset[str], frame_index: int, time_s: float) -> TableSnapshot:
-    """Stage `snapshot`: the readable zones' cards (top first, with candidates)."""
+def build_snapshot(contents: ZoneContents, readable: frozenset[str], frame_index: int, time_s: float,
+                   counts: Mapping[str, int] | None = None) -> TableSnapshot:
+    """Stage `snapshot`: the readable zones' cards (top first, with candidates), and the
+    numbers of the readable counter zones (`counts`: tokens counted, the die's face)."""
     return TableSnapshot(
         frame=frame_index,
         time=time_s,
         zones={z: contents.seen(z) for z in sorted(readable)},
+        counts={z: n for z, n in (counts or {}).items() if z in readable},
         settled=readable,
     )
 
@@ -392,6 +405,8 @@ class Pipeline:
         options: Mapping[str, Any] | None = None,
         setup: Mapping[str, Any] | None = None,
         timer: StageTimer | None = None,
+        tokens: Any = None,
+        corners: Any = None,
     ) -> None:
         self.config = config or PipelineConfig.for_game(game)
         self.ruleset: Ruleset[Any, Any] = get_game(game)
@@ -399,6 +414,7 @@ class Pipeline:
         self.players = players
         self.finder = finder
         self.identifier = identifier
+        self.corner_refiner = corners  # a `vision.corners.CornerRefiner` for the crops, or None
         self.timer = timer or StageTimer()
         self.layout = build_layout(game, players, profile.table_mm, marker_mm=profile.marker_mm)
         self.interpreter: Interpreter[Any, Any] = Interpreter(self.ruleset, self.config.interpret)
@@ -406,6 +422,8 @@ class Pipeline:
             belief = self.ruleset.initial_state(players=players, options=options, setup=setup)
         self.belief = belief
         self.tracker = CardTracker(self.config.tracker, to_table=self._to_table)
+        self.token_model = tokens  # a `vision.tokens.TokenModel`: counts tokens and reads the die
+        self.token_counter: Any = None
         self.bump = BumpMonitor(profile, self.config.bump) if self.config.camera_check else None
         self._use_profile(profile)
         self._dirty: set[str] = set()
@@ -425,10 +443,12 @@ class Pipeline:
         identifier_path: str | Path | None = None,
         pack: Any = None,
         threads: int = 1,
+        tokens_path: str | Path | None = None,
         **kwargs: Any,
     ) -> Pipeline:
         """Load the ONNX finder and identifier (default: the shipped models) and the gallery of
-        `pack` (default: the game's proxy art), then wire the pipeline."""
+        `pack` (default: the game's proxy art), and for a layout with token or die zones the
+        tokens model, then wire the pipeline."""
         from vision.art.pack import proxy_pack
         from vision.finder import DEFAULT_MODEL as FINDER_MODEL
         from vision.finder import Finder
@@ -439,9 +459,14 @@ class Pipeline:
                         config=(config or PipelineConfig()).finder)
         embedder = Identifier(identifier_path or IDENTIFIER_MODEL, threads=threads)
         gallery = Gallery.build(pack if pack is not None else proxy_pack(game), embedder)
+        from vision.tokens import DEFAULT_MODEL as TOKENS_MODEL
+        from vision.tokens import TokenModel, counter_zone_ids
+
+        if "tokens" not in kwargs and counter_zone_ids(build_layout(game, players, profile.table_mm)):
+            kwargs["tokens"] = TokenModel(tokens_path or TOKENS_MODEL, threads=threads)
         return cls(
             config, game=game, players=players, profile=profile, finder=ModelFinder(finder),
-            identifier=GalleryIdentifier(embedder, gallery), **kwargs,
+            identifier=GalleryIdentifier(embedder, gallery), corners=finder.refiner, **kwargs,
         )
 
     # -- wiring -----------------------------------------------------------------------------------
@@ -451,6 +476,11 @@ class Pipeline:
         polygons = zone_polygons_image(self.layout, profile.table_to_image, self.config.zoning)
         self.zone_polygons = polygons
         self.gate = SettleGate(polygons, self.config.settle)
+        if self.token_model is not None:
+            from vision.tokens import TokenCounter
+
+            self.token_counter = TokenCounter(model=self.token_model, layout=self.layout,
+                                              table_to_image=profile.table_to_image)
 
     def _to_table(self, points: np.ndarray) -> np.ndarray:
         return self.profile.image_to_table(points)
@@ -497,7 +527,7 @@ class Pipeline:
                 before = self.tracker.tracks
                 placed = zone_cards(self.layout, before, cfg)
                 refresh = refresh_requests(before, placed, settle.changed_since_last_settle)
-            identify_tracks(self.tracker, self.identifier, image, index, cfg, refresh)
+            identify_tracks(self.tracker, self.identifier, image, index, cfg, refresh, self.corner_refiner)
         tracks = self.tracker.tracks
         with timed("zones"):
             contents = zone_cards(self.layout, tracks, cfg)
@@ -512,7 +542,10 @@ class Pipeline:
         recheck = self._pending_since is not None and index - self._last_check >= cfg.recheck_pending_frames
         if readable and (due or recheck):
             with timed("snapshot"):
-                snapshot = build_snapshot(contents, readable, index, float(frame.time))
+                counts = None
+                if self.token_counter is not None:
+                    counts = self.token_counter.counts(image, sorted(readable & set(self.token_counter.zones)))
+                snapshot = build_snapshot(contents, readable, index, float(frame.time), counts)
             with timed("interpret"):
                 interpretation = self.interpreter.observe(self.belief, snapshot)
             self._last_check = index
@@ -686,25 +719,51 @@ class TruthOracleIdentifier:
                 out.append(())
                 continue
             face = truth.cards[best].face
-            found = [FaceCandidate(face=face, rotated_180=False, score=self.score)]
+            turned = crop_turned(quad, np.asarray(truth.cards[best].corners, np.float64))
+            found = [FaceCandidate(face=face, rotated_180=turned, score=self.score)]
             if self.runner_up is not None and self.runner_up != face:
-                found.append(FaceCandidate(face=self.runner_up, rotated_180=False, score=self.runner_up_score))
+                found.append(FaceCandidate(face=self.runner_up, rotated_180=turned, score=self.runner_up_score))
             out.append(tuple(found))
         return out
 
 
 
 
+def crop_turned(crop: np.ndarray, card: np.ndarray) -> bool:
+    """Whether a card whose own corners (TL, TR, BR, BL) are `card` reads upside down in the
+    crop cut from the corners `crop` (4, 2), as the identifier reads it: a landscape crop or
+    face is turned a quarter clockwise to portrait first (`vision.preprocess`)."""
+    q = np.asarray(crop, np.float64).reshape(4, 2)
+    c = np.asarray(card, np.float64).reshape(4, 2)
+    crop_wide = np.linalg.norm(q[1] - q[0]) > np.linalg.norm(q[2] - q[1])
+    face_wide = np.linalg.norm(c[1] - c[0]) > np.linalg.norm(c[2] - c[1])
+    if crop_wide == face_wide:
+        up = q[0] + q[1] - q[2] - q[3]
+    elif crop_wide:  # a portrait face in a landscape crop: the crop's left side is its top
+        up = q[0] + q[3] - q[1] - q[2]
+    else:  # a landscape face in a portrait crop: the face's top lies on the crop's right
+        up = q[1] + q[2] - q[0] - q[3]
+    return float(np.dot(up, c[0] + c[1] - c[2] - c[3])) < 0.0
+
+
 # -- comparing with the truth ------------------------------------------------------------------------
 
 
+# Fields that only say what the camera saw turning up, per move name ("*": every move): the
+# cards revealed, and the back of an explored Explorers landscape (`item` of `explore`).
+SEEN_FIELDS: Mapping[str, frozenset[str]] = MappingProxyType(
+    {"*": frozenset({"reveal"}), "explore": frozenset({"item"})}
+)
+
+
 def move_key(move: Mapping[str, Any]) -> str:
-    """A move in comparable form: what the camera saw turning up (`reveal`) left out, lists of
-    card ids sorted (a payment is a set)."""
+    """A move in comparable form: what the camera saw turning up (`SEEN_FIELDS`) left out, lists
+    of card ids sorted (a payment is a set)."""
+    seen = SEEN_FIELDS["*"] | SEEN_FIELDS.get(str(move.get("move", "")), frozenset())
     clean = {
         k: sorted(v) if isinstance(v, list) and all(isinstance(x, str) for x in v) else v
         for k, v in move.items()
-        if k != "reveal"
+        if k not in seen
     }
     return repr(sorted(clean.items()))
 

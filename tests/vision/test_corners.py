@@ -1,0 +1,111 @@
+"""The corner refiner: the canvas warp is exact, the shipped model pulls corners that are off
+back onto the cards of a seeded rendered scene, empty and degenerate input pass through, bad
+model files and a missing refiner give clear errors, and a two-step training run exports a model
+the refiner loads (only where torch is installed)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from vision.corners import (
+    DEFAULT_MODEL,
+    INNER,
+    CornerModelError,
+    CornerRefiner,
+    canvas_transform,
+    map_points,
+)
+from vision.finder import DEFAULT_MODEL as FINDER_MODEL
+from vision.finder import Finder, FinderConfig, FinderModelError, Refine, canonical_order
+
+
+@pytest.fixture(scope="module")
+def refiner() -> CornerRefiner:
+    return CornerRefiner()
+
+
+def _corner_error(pred: np.ndarray, truth: np.ndarray) -> float:
+    """Median corner distance, over the cyclic order that fits best (the finder's order may
+    start at either end of a card)."""
+    return min(float(np.median(np.linalg.norm(np.roll(pred, k, axis=0) - truth, axis=1))) for k in range(4))
+
+
+def test_canvas_transform_puts_the_quad_on_the_inner_rectangle() -> None:
+    rng = np.random.default_rng(1)
+    for _ in range(20):
+        quad = canonical_order(
+            (np.array([[0, 0], [63, 0], [63, 88], [0, 88]], float) + rng.normal(0, 3, (4, 2))
+             + rng.uniform(0, 600, 2))[None])[0]
+        t = canvas_transform(quad)
+        np.testing.assert_allclose(map_points(quad, t), INNER, atol=1e-3)
+        np.testing.assert_allclose(map_points(INNER, np.linalg.inv(t)), quad, atol=1e-3)
+
+
+def test_shipped_model_is_small_and_pulls_corners_onto_the_cards(refiner: CornerRefiner) -> None:
+    from vision.synth.library import build_library
+    from vision.synth.stills import StillsConfig, iter_stills
+
+    assert DEFAULT_MODEL.stat().st_size < 10 * 1024 * 1024
+    lib, deck = build_library("minecraft-card-game", "proxy", mixed=True, seed=4243, designs=24)
+    config = StillsConfig(count=3, seed=4243, max_groups=3, hand_probability=0.0, max_clutter=0)
+    rng = np.random.default_rng(5)
+    before, after = [], []
+    for _, _, result in iter_stills(lib, deck, config):
+        for card in result.cards:
+            if card.visible < 0.9:
+                continue
+            truth = np.asarray(card.corners, float)
+            width = float(np.linalg.norm(truth[1] - truth[0]))
+            off = truth + rng.normal(0, 0.5, 2) * 0.15 * width + rng.normal(0, 0.05 * width, (4, 2))
+            coarse = canonical_order(off[None])[0]
+            (fine,) = refiner.refine(result.image, coarse[None])
+            before.append(_corner_error(coarse, truth) / width)
+            after.append(_corner_error(fine, truth) / width)
+    assert len(before) >= 5
+    assert np.median(after) < 0.5 * np.median(before)
+    assert np.median(after) < 0.06
+
+
+def test_empty_in_empty_out_and_degenerate_quads_pass_through(refiner: CornerRefiner) -> None:
+    image = np.full((720, 1280, 3), 120, np.uint8)
+    assert refiner.refine(image, np.zeros((0, 4, 2))).shape == (0, 4, 2)
+    assert refiner.predict(np.zeros((0, 120, 96, 3), np.uint8)).shape == (0, 4, 2)
+    flat = np.array([[[100.0, 100.0]] * 4])
+    np.testing.assert_array_equal(refiner.refine(image, flat), flat)
+
+
+def test_missing_corrupt_and_wrong_model_files_are_refused(tmp_path: Path) -> None:
+    with pytest.raises(CornerModelError, match=r"nope\.onnx.*cardtrack train corners"):
+        CornerRefiner(tmp_path / "nope.onnx")
+    bad = tmp_path / "corners.onnx"
+    bad.write_bytes(b"not a model")
+    with pytest.raises(CornerModelError, match=r"corners\.onnx.*not a readable ONNX model"):
+        CornerRefiner(bad)
+    with pytest.raises(CornerModelError, match="not a cardtrack corner model"):
+        CornerRefiner(FINDER_MODEL)
+
+
+def test_finder_refines_with_the_model_by_default_and_says_when_it_has_none() -> None:
+    assert FinderConfig().refine is Refine.MODEL
+    finder = Finder(corner_model=None)
+    with pytest.raises(FinderModelError, match="corner model"):
+        finder.find_one(np.zeros((360, 640, 3), np.uint8))
+    assert len(finder.find_one(np.zeros((360, 640, 3), np.uint8), FinderConfig(refine=Refine.NONE))) == 0
+
+
+def test_training_smoke(tmp_path: Path) -> None:
+    pytest.importorskip("torch")
+    from vision.train.corners import CornerTrainConfig, render_shard, train_corners
+
+    data = tmp_path / "data"
+    render_shard(data, seed=5, shard=0, finder_model=FINDER_MODEL, count=2, designs=8)
+    out = tmp_path / "corners.onnx"
+    result = train_corners(out, data_dir=data, work_dir=tmp_path / "work", seed=0,
+                           config=CornerTrainConfig(steps=2, batch=4, threads=1), progress=False)
+    assert result.steps == 2 and result.export_max_diff <= 1e-3 and result.cards > 0
+    assert (tmp_path / "work" / "checkpoint.pt").is_file()
+    quads = np.array([[[10.0, 10.0], [73.0, 10.0], [73.0, 98.0], [10.0, 98.0]]])
+    assert CornerRefiner(out).refine(np.zeros((200, 200, 3), np.uint8), quads).shape == (1, 4, 2)
