@@ -7,9 +7,13 @@ cards of a TNT blast out on a free spot of the table: its engine zone `tnt`), an
 left out (a card carried over the table by a hand, a card pushed off its zone). Within a zone
 the cards are listed top first: for a pile (top-visible or single stacking) the newest track is
 on top, because a card put on a pile is seen as a new track while the one it covers is lost to
-the camera; a spread lists every card, newest first. `zone_polygons_image` projects the zones
-into the image for the settle gate; the loose zone is the whole table there, so it is read only
-when no hand is anywhere over the table.
+the camera; a spread lists every card, newest first. A card's `rotated_180` says whether it
+lies turned round for the zone's owner (a damaged tool in Explorers): the identifier reads the
+turn against the crop, the track's corners say how the crop lay on the table, and the zone's
+seat (`Seat.facing_deg`; the table's top edge for a shared zone) says which way is up.
+`zone_polygons_image` projects the zones into the image for the settle gate; the loose zone is
+the whole table there, so it is read only when no hand is anywhere over the table. Loose zones
+are per-game data (`LOOSE_ZONES`).
 """
 
 from __future__ import annotations
@@ -118,6 +122,25 @@ def table_polygon(layout: Layout, margin_mm: float = 0.0) -> np.ndarray:
     return np.array([[-m, -m], [w + m, -m], [w + m, h + m], [-m, h + m]], np.float64)
 
 
+def zone_facing(layout: Layout) -> dict[str, float]:
+    """Zone id -> the direction (deg, as `Seat.facing_deg`) of a card lying upright for the
+    zone's owner; 0 (the table's top edge) for a shared zone."""
+    seats = {s.player: s.facing_deg for s in layout.seats}
+    return {z.id: seats.get(z.player, 0.0) if z.player is not None else 0.0 for z in layout.zones}
+
+
+def turned_round(track: Track, facing_deg: float) -> bool:
+    """Whether the track's card lies turned more than a quarter from `facing_deg`: its width
+    runs along the crop's first edge (`angle_deg`) when that edge is the short one, along the
+    last edge reversed for a landscape crop (read turned a quarter clockwise), and the other
+    way when the identifier read the crop upside down."""
+    q = np.asarray(track.corners, np.float64).reshape(4, 2)
+    wide = float(np.linalg.norm(q[1] - q[0])) > float(np.linalg.norm(q[2] - q[1]))
+    theta = track.angle_deg - (90.0 if wide else 0.0) + (180.0 if track.rotated_180 else 0.0)
+    rel = (theta - facing_deg + 180.0) % 360.0 - 180.0
+    return abs(rel) > 90.0
+
+
 def _top_first(cards: list[ZonedCard]) -> tuple[ZonedCard, ...]:
     # Piles and spreads alike: the newest card was put down last, so it lies on top / is the
     # most recent. A pile shows only that one; the engine reads only the first card of a pile.
@@ -132,6 +155,7 @@ def assign_cards(layout: Layout, tracks: Sequence[Track], config: ZoningConfig) 
     if tracks:
         centres = np.array([t.center_mm for t in tracks], np.float64).reshape(-1, 2)
         hits = layout.assign_zones(centres)
+        facing = zone_facing(layout)
         w, h = layout.table_mm
         m = config.table_margin_mm
         on_table = (
@@ -149,7 +173,7 @@ def assign_cards(layout: Layout, tracks: Sequence[Track], config: ZoningConfig) 
                     zone=zone,
                     first_frame=track.first_frame,
                     candidates=track.candidates,
-                    rotated_180=track.rotated_180,
+                    rotated_180=turned_round(track, facing.get(zone, 0.0)),
                 )
             )
     return ZoneContents(

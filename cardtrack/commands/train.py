@@ -154,6 +154,56 @@ def train_finder_command(args: argparse.Namespace) -> int:
     return 0
 
 
+def train_corners_command(args: argparse.Namespace) -> int:
+    """`train corners`: cut card patches from rendered stills (and clips), train, export."""
+    from vision.finder import DEFAULT_MODEL as FINDER_MODEL
+    from vision.train import corners as ct
+
+    root = Path(args.work) if args.work else Path(tempfile.gettempdir()) / "cardtrack-corners"
+    data = root / f"data-seed{args.data_seed}"
+    finder = Path(args.finder) if args.finder else FINDER_MODEL
+    if args.shards:
+        ct.render_shards(data, seed=args.data_seed, shards=range(args.shards), finder_model=finder,
+                         progress=not args.quiet)
+    for clip in args.clips:
+        ct.footage_shard(data, Path(clip), finder_model=finder)
+    config = ct.CornerTrainConfig(steps=args.steps, batch=args.batch, threads=args.threads,
+                                  max_minutes=args.minutes)
+    result = ct.train_corners(Path(args.out), data_dir=data, work_dir=root / f"work-seed{args.seed}",
+                              seed=args.seed, config=config, resume=not args.restart, progress=not args.quiet)
+    print(f"wrote {result.out}: {result.parameters} parameters, {result.steps} steps in "
+          f"{result.seconds / 60:.1f} min on {result.cards} cards, final loss {result.final_loss:.3f}, "
+          f"onnxruntime vs torch max difference {result.export_max_diff:.1e}; log: {result.log}")
+    return 0
+
+
+def train_tokens_command(args: argparse.Namespace) -> int:
+    """`train tokens`: render token/die zone crops, train, export; with --eval-only measure."""
+    from vision.train import tokens as tt
+
+    out = Path(args.out)
+    root = Path(args.work) if args.work else Path(tempfile.gettempdir()) / "cardtrack-tokens"
+    if args.eval_only:
+        if args.clips:
+            for clip in args.clips:
+                print(json.dumps(tt.evaluate_clip(out, Path(clip), progress=not args.quiet), indent=1))
+            return 0
+        held = root / f"data-seed{args.eval_seed}"
+        paths = tt.render_shards(held, seed=args.eval_seed, shards=range(args.eval_shards), progress=not args.quiet)
+        print(json.dumps(tt.evaluate_crops(out, paths), indent=1))
+        return 0
+    data = root / f"data-seed{args.data_seed}"
+    if args.shards:
+        tt.render_shards(data, seed=args.data_seed, shards=range(args.shards), progress=not args.quiet)
+    config = tt.TokenTrainConfig(steps=args.steps, batch=args.batch, threads=args.threads, max_minutes=args.minutes)
+    result = tt.train_tokens(out, data_dir=data, work_dir=root / f"work-seed{args.seed}", seed=args.seed,
+                             config=config, resume=not args.restart, progress=not args.quiet)
+    print(f"wrote {result.out}: {result.parameters} parameters, {result.steps} steps in "
+          f"{result.seconds / 60:.1f} min, final loss {result.final_loss:.3f}, onnxruntime vs torch "
+          f"max difference {result.export_max_diff:.1e}; log: {result.log}")
+    return 0
+
+
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = sub.add_parser(
         "train",
@@ -213,3 +263,53 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     fnd.add_argument("--card", default=None, help="model card to write the metrics into (models/finder.md)")
     fnd.add_argument("--quiet", action="store_true")
     fnd.set_defaults(func=train_finder_command)
+
+    cor = tsub.add_parser(
+        "corners",
+        help="the corner refiner: the finder's second stage, corners to the pixel",
+        description="Render synthetic stills at 1280x720 (every game's proxy art mixed with random "
+        "designs), run the finder on them, cut a patch around every card into data shards under WORK "
+        "(plus every 4th frame of any rendered clips given with --clip), train the corner refiner "
+        "(resumable), export it to ONNX and verify it against torch. Its accuracy is measured with "
+        "the finder's (`cardtrack train finder --eval-only`).",
+    )
+    cor.add_argument("--out", default="models/corners.onnx", help="the ONNX model to write")
+    cor.add_argument("--seed", type=int, default=0, help="training seed")
+    cor.add_argument("--data-seed", type=int, default=3, help="seed of the rendered training stills")
+    cor.add_argument("--shards", type=int, default=48, help="still shards of 40 scenes to render first (0: use what is there)")
+    cor.add_argument("--clip", dest="clips", action="append", default=[],
+                     help="a rendered clip folder (clip.mp4 + truth) to cut patches from; repeatable")
+    cor.add_argument("--finder", default=None, help="the finder whose mistakes the data shows (default: the shipped one)")
+    cor.add_argument("--steps", type=_positive, default=4000)
+    cor.add_argument("--batch", type=_positive, default=32)
+    cor.add_argument("--minutes", type=float, default=30.0, help="stop training after this many minutes")
+    cor.add_argument("--threads", type=_positive, default=2, help="torch threads")
+    cor.add_argument("--work", default=None, help="folder for data shards and checkpoints (default TMP/cardtrack-corners)")
+    cor.add_argument("--restart", action="store_true", help="ignore an existing checkpoint")
+    cor.add_argument("--quiet", action="store_true")
+    cor.set_defaults(func=train_corners_command)
+
+    tok = tsub.add_parser(
+        "tokens",
+        help="the tokens model: health/hunger/daylight tokens and the die's face in counter zones",
+        description="Render synthetic tables with tokens and the die into zone-crop shards under WORK, "
+        "train the tokens heatmap model (resumable), export it to ONNX with its metadata and verify it "
+        "against torch. With --eval-only, measure the model at --out on held-out crops.",
+    )
+    tok.add_argument("--out", default="models/tokens.onnx", help="the ONNX model to write (or to measure)")
+    tok.add_argument("--seed", type=int, default=0, help="training seed")
+    tok.add_argument("--data-seed", type=int, default=1, help="seed of the rendered training tables")
+    tok.add_argument("--shards", type=int, default=80, help="shards of 8 tables to render first (0: use what is there)")
+    tok.add_argument("--steps", type=_positive, default=1500)
+    tok.add_argument("--batch", type=_positive, default=16)
+    tok.add_argument("--minutes", type=float, default=12.0, help="stop training after this many minutes")
+    tok.add_argument("--threads", type=_positive, default=2, help="torch threads")
+    tok.add_argument("--work", default=None, help="folder for data shards and checkpoints (default TMP/cardtrack-tokens)")
+    tok.add_argument("--restart", action="store_true", help="ignore an existing checkpoint")
+    tok.add_argument("--eval-only", action="store_true", help="measure the model at --out, no training")
+    tok.add_argument("--eval-seed", type=int, default=9101, help="seed of the held-out tables")
+    tok.add_argument("--eval-shards", type=_positive, default=6, help="held-out shards to measure on")
+    tok.add_argument("--clip", dest="clips", action="append", default=[],
+                     help="with --eval-only: a rendered mk. I clip folder to measure the counts on; repeatable")
+    tok.add_argument("--quiet", action="store_true")
+    tok.set_defaults(func=train_tokens_command)

@@ -38,7 +38,7 @@ def _expected_ids(game: str, n: int) -> set[str]:
                 | {"discard", "set-aside"} | {f"player-{p}" for p in per} | {f"reserve-{p}" for p in per})
     if game == "minecraft-explorers":
         return ({"landscape-deck", "mob-deck", "mobs", "chests", "hunger", "discard"}
-                | {f"display-{i}" for i in range(1, 6)} | {f"player-{p}" for p in per})
+                | {f"display-{i}" for i in range(1, 8)} | {f"player-{p}" for p in per})
     if game == "minecraft-mk1":
         piles = {"wood", "sticks", "mining", "hunting", "gardening", "sword", "axe", "pickaxe", "armor",
                  "effects-weather", "daylight", "weather", "die"}

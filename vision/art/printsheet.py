@@ -8,6 +8,9 @@ a footer naming the game, the page and "print at 100% / actual size"; `write_pdf
 page by page into one PDF at the raster's resolution, so every page is exactly the paper size.
 A face whose shape does not match the slot (a landscape face in an upright slot) is turned a
 quarter: fronts clockwise, backs anticlockwise, so both tops lie along the same card edge.
+A catalog with tokens gets one-sided token pages after the cards (`compose_token_pages`): each
+token as a true-size disc with a cut circle, as many as the catalog counts, and a die as a
+printable net to cut, fold and glue.
 """
 
 from __future__ import annotations
@@ -27,7 +30,14 @@ from tqdm import tqdm
 from engine.catalog import Catalog
 from vision.art.errors import PrintLayoutError
 from vision.art.pack import ImageSource
-from vision.art.proxy import MM_PER_INCH, render_face, safe_text
+from vision.art.proxy import (
+    MM_PER_INCH,
+    render_die_net,
+    render_face,
+    render_token,
+    safe_text,
+    token_kind,
+)
 
 PRINT_DPI: Final = 300
 SIDE_MARGIN_MM: Final = 5.0  # least margin left, right and top (most printers reach 4-5 mm)
@@ -274,6 +284,63 @@ def compose_pages(
             )
 
 
+TOKEN_GAP_MM: Final = 3.0
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TokenPage:
+    """One page of tokens: its raster and each piece's (token id, pixel box)."""
+
+    image: Image.Image
+    pieces: tuple[tuple[str, tuple[int, int, int, int]], ...]
+
+
+def compose_token_pages(catalog: Catalog, layout: SheetLayout, first_number: int = 1,
+                        total_pages: int | None = None) -> list[TokenPage]:
+    """Pages of the catalog's tokens at true size: discs in rows (the catalog's count of each)
+    then every die as a net. Empty when the catalog lists no tokens."""
+    if not catalog.tokens:
+        return []
+    dpi = layout.dpi
+    ppm = dpi / MM_PER_INCH
+    w, h = layout.page_px
+    x_min, y_min = mm_px(SIDE_MARGIN_MM, dpi), mm_px(SIDE_MARGIN_MM, dpi)
+    x_max, y_max = w - x_min, h - mm_px(FOOTER_MM + 1.0, dpi)
+    pieces: list[tuple[str, np.ndarray]] = []
+    for tid, token in catalog.tokens.items():
+        if token_kind(catalog, tid) == "die":
+            pieces += [(tid, render_die_net(ppm))] * token.count
+        else:
+            pieces += [(tid, render_token(tid, ppm))] * token.count
+    gap = mm_px(TOKEN_GAP_MM, dpi)
+    pages: list[list[tuple[str, tuple[int, int, int, int], np.ndarray]]] = [[]]
+    x, y, row_h = x_min, y_min, 0
+    for tid, img in pieces:
+        ph, pw = img.shape[:2]
+        if x + pw > x_max:
+            x, y, row_h = x_min, y + row_h + gap, 0
+        if y + ph > y_max:
+            pages.append([])
+            x, y, row_h = x_min, y_min, 0
+        pages[-1].append((tid, (x, y, x + pw, y + ph), img))
+        x += pw + gap
+        row_h = max(row_h, ph)
+    total = total_pages if total_pages is not None else first_number - 1 + len(pages)
+    out = []
+    for k, items in enumerate(pages):
+        page = Image.new("RGB", layout.page_px, (255, 255, 255))
+        for _tid, box, img in items:
+            page.paste(Image.fromarray(np.ascontiguousarray(img[:, :, ::-1])), box[:2])
+        draw = ImageDraw.Draw(page)
+        for tid, box, _img in items:
+            if token_kind(catalog, tid) == "disc":
+                draw.ellipse(box, outline=(120, 120, 120), width=max(1, mm_px(0.2, dpi)))
+        _footer(draw, layout, f"{catalog.game} · tokens {k + 1}/{len(pages)} · page "
+                f"{first_number + k}/{total} · one-sided · print at 100% / actual size")
+        out.append(TokenPage(image=page, pieces=tuple((t, b) for t, b, _ in items)))
+    return out
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class PrintResult:
     """What `write_pdf` produced."""
@@ -284,6 +351,7 @@ class PrintResult:
     cards: int
     per_page: int
     paper: Paper
+    token_pages: int = 0
 
 
 def proxy_images(catalog: Catalog, dpi: int = PRINT_DPI) -> ImageSource:
@@ -328,6 +396,9 @@ def write_pdf(
             )  # fmt: skip
             bar.update(1)
         bar.close()
+        token_pages = compose_token_pages(catalog, layout, first_number=2 * sheets + 1) if cards is None else []
+        for tp in token_pages:
+            tp.image.save(tmp, "PDF", resolution=float(dpi), append=True, quality=JPEG_QUALITY)
         os.replace(tmp, out)
     finally:
         if tmp.exists():
@@ -339,4 +410,5 @@ def write_pdf(
         cards=len(deck),
         per_page=layout.per_page,
         paper=layout.paper,
+        token_pages=len(token_pages),
     )

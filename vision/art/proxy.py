@@ -15,6 +15,7 @@ Output is deterministic: the same catalog and `RENDERER_VERSION` give identical 
 from __future__ import annotations
 
 import hashlib
+import math
 import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -1020,6 +1021,140 @@ def render_face(catalog: Catalog, face_id: str, dpi: float = 300) -> np.ndarray:
     return draw_design(design, w, h)
 
 
+# --- tokens and the die ----------------------------------------------------------------------
+
+TOKEN_DIAMETER_MM: Final = 20.0
+DIE_EDGE_MM: Final = 16.0
+# Opposite faces of a die add up to seven; pips per face as (x, y) on a 3 × 3 grid.
+PIPS: Final[Mapping[int, tuple[tuple[int, int], ...]]] = {
+    1: ((1, 1),),
+    2: ((0, 0), (2, 2)),
+    3: ((0, 0), (1, 1), (2, 2)),
+    4: ((0, 0), (2, 0), (0, 2), (2, 2)),
+    5: ((0, 0), (2, 0), (1, 1), (0, 2), (2, 2)),
+    6: ((0, 0), (2, 0), (0, 1), (2, 1), (0, 2), (2, 2)),
+}
+# Each token kind differs in colour AND in shape, so the camera and a colour-blind player
+# both tell them apart: health a red disc with a heart, hunger a brown disc with a drumstick,
+# daylight a yellow disc with a sun.
+TOKEN_COLOURS: Final[Mapping[str, tuple[str, str, str]]] = {
+    "health": ("#d0262b", "#7a0f12", "#ffffff"),
+    "hunger": ("#8a5a2b", "#4a2c10", "#f3d9b1"),
+    "daylight": ("#f7cf2a", "#a87800", "#e0650c"),
+}
+
+
+def _heart(d: ImageDraw.ImageDraw, c: float, r: float, fill: Rgb) -> None:
+    lobe = 0.52 * r
+    for sx in (-1, 1):
+        cx = c + sx * 0.48 * r
+        d.ellipse((cx - lobe, c - 0.62 * r - lobe * 0.2, cx + lobe, c - 0.62 * r + 2 * lobe - lobe * 0.2), fill=fill)
+    d.polygon([(c - 0.98 * r, c - 0.18 * r), (c + 0.98 * r, c - 0.18 * r), (c, c + 0.92 * r)], fill=fill)
+
+
+def _drumstick(d: ImageDraw.ImageDraw, c: float, r: float, meat: Rgb, bone: Rgb) -> None:
+    # A bone running down-left from a round piece of meat at the top right.
+    w = 0.16 * r
+    x0, y0, x1, y1 = c - 0.55 * r, c + 0.55 * r, c + 0.1 * r, c - 0.1 * r
+    d.line([(x0, y0), (x1, y1)], fill=bone, width=max(1, round(2 * w)))
+    for kx, ky in ((-0.18, 0.0), (0.0, 0.18)):
+        k = 0.17 * r
+        cx, cy = x0 + kx * r, y0 + ky * r
+        d.ellipse((cx - k, cy - k, cx + k, cy + k), fill=bone)
+    d.ellipse((c - 0.2 * r, c - 0.8 * r, c + 0.78 * r, c + 0.2 * r), fill=meat)
+
+
+def _sun(d: ImageDraw.ImageDraw, c: float, r: float, fill: Rgb) -> None:
+    for i in range(8):
+        a = i * math.pi / 4
+        tip = (c + math.cos(a) * 0.92 * r, c + math.sin(a) * 0.92 * r)
+        side = [(c + math.cos(a + s) * 0.5 * r, c + math.sin(a + s) * 0.5 * r) for s in (-0.3, 0.3)]
+        d.polygon([tip, *side], fill=fill)
+    d.ellipse((c - 0.46 * r, c - 0.46 * r, c + 0.46 * r, c + 0.46 * r), fill=fill)
+
+
+def render_token(token_id: str, px_per_mm: float) -> np.ndarray:
+    """A token's printed disc, BGR uint8, a square `TOKEN_DIAMETER_MM` wide at `px_per_mm`
+    (white outside the disc). Unknown token ids get a colour from their id and a ring."""
+    size = max(8, round(TOKEN_DIAMETER_MM * px_per_mm))
+    scale = 4
+    big = size * scale
+    img = Image.new("RGB", (big, big), (255, 255, 255))
+    d = ImageDraw.Draw(img)
+    fill_hex, rim_hex, ink_hex = TOKEN_COLOURS.get(token_id, ("", "", ""))
+    if fill_hex:
+        fill, rim, ink = hex_rgb(fill_hex), hex_rgb(rim_hex), hex_rgb(ink_hex)
+    else:
+        h = _hash_pick(token_id, 360)
+        rgb = cv2.cvtColor(np.uint8([[[h // 2, 160, 200]]]), cv2.COLOR_HSV2RGB)[0, 0]
+        fill = (int(rgb[0]), int(rgb[1]), int(rgb[2]))
+        rim, ink = _mix(fill, (0, 0, 0), 0.5), _ink(fill)
+    c, r = big / 2, big / 2
+    d.ellipse((0, 0, big - 1, big - 1), fill=rim)
+    d.ellipse((0.08 * big, 0.08 * big, 0.92 * big - 1, 0.92 * big - 1), fill=fill)
+    inner = 0.62 * r
+    if token_id == "health":
+        _heart(d, c, inner, ink)
+    elif token_id == "hunger":
+        _drumstick(d, c, inner, hex_rgb("#c2452d"), ink)
+    elif token_id == "daylight":
+        _sun(d, c, inner, ink)
+    else:
+        d.ellipse((c - 0.4 * r, c - 0.4 * r, c + 0.4 * r, c + 0.4 * r), outline=ink, width=max(1, big // 16))
+    out = np.asarray(img.resize((size, size), Image.Resampling.LANCZOS))
+    return np.ascontiguousarray(out[:, :, ::-1])
+
+
+def render_die_face(pips: int, px_per_mm: float, edge_mm: float = DIE_EDGE_MM) -> np.ndarray:
+    """One face of the die, BGR uint8, `edge_mm` square: white with black pips."""
+    if pips not in PIPS:
+        raise ArtError(f"a die face shows 1 to 6 pips, got {pips}")
+    size = max(8, round(edge_mm * px_per_mm))
+    scale = 4
+    big = size * scale
+    img = Image.new("RGB", (big, big), (250, 250, 246))
+    d = ImageDraw.Draw(img)
+    pr = 0.095 * big
+    for gx, gy in PIPS[pips]:
+        cx, cy = big * (0.25 + 0.25 * gx), big * (0.25 + 0.25 * gy)
+        d.ellipse((cx - pr, cy - pr, cx + pr, cy + pr), fill=(15, 15, 15))
+    out = np.asarray(img.resize((size, size), Image.Resampling.LANCZOS))
+    return np.ascontiguousarray(out[:, :, ::-1])
+
+
+def render_die_net(px_per_mm: float, edge_mm: float = DIE_EDGE_MM) -> np.ndarray:
+    """A printable net of the die (a cross of six faces, opposite faces adding to seven, with
+    glue tabs), BGR uint8 on white: cut along the outline, fold along the grey lines."""
+    e = round(edge_mm * px_per_mm)
+    tab = max(2, round(0.3 * e))
+    w, h = 4 * e + 2 * tab, 3 * e + 2 * tab
+    img = np.full((h, w, 3), 255, np.uint8)
+    # Row 1: 2 - 1 ... the cross: 1 in the middle, 2 above, 5 below, 3 left, 4 right, 6 far right.
+    cells = {1: (1, 1), 2: (1, 0), 5: (1, 2), 3: (0, 1), 4: (2, 1), 6: (3, 1)}
+    line = max(1, round(0.15 * px_per_mm))
+    for n, (cx, cy) in cells.items():
+        x0, y0 = tab + cx * e, tab + cy * e
+        img[y0 : y0 + e, x0 : x0 + e] = render_die_face(n, px_per_mm, edge_mm)[:e, :e]
+        cv2.rectangle(img, (x0, y0), (x0 + e - 1, y0 + e - 1), (150, 150, 150), line)
+    # Glue tabs on the free side edges of the top and bottom faces (they meet faces 3 and 4).
+    for cy in (0, 2):
+        y0 = tab + cy * e
+        for x_edge, out in ((tab + e, -tab), (tab + 2 * e, tab)):
+            pts = np.array([[x_edge, y0], [x_edge + out, y0 + tab], [x_edge + out, y0 + e - tab],
+                            [x_edge, y0 + e]], np.int32)
+            cv2.fillConvexPoly(img, pts, (225, 225, 225))
+            cv2.polylines(img, [pts], True, (60, 60, 60), line)
+    return img
+
+
+def token_kind(catalog: Catalog, token_id: str) -> str:
+    """'die' for a token with `sides`, else 'disc'."""
+    token = catalog.tokens.get(token_id)
+    if token is None:
+        raise ArtError(f"{catalog.game}: no token {token_id!r} in the catalog's tokens")
+    return "die" if "sides" in token.attrs else "disc"
+
+
 __all__ = [
     "RENDERER_VERSION",
     "FaceDesign",
@@ -1030,5 +1165,8 @@ __all__ = [
     "face_size_mm",
     "face_size_px",
     "mm_to_px",
+    "render_die_face",
+    "render_die_net",
     "render_face",
+    "render_token",
 ]

@@ -3,26 +3,31 @@
 The engine plays a random legal game (`engine.simulate`); after each move the engine's zones
 (`Ruleset.zones`, piles top first) are compared with the physical table kept here, card by
 card, which yields what physically happened: cards carried from one zone to another (a mined
-card, a paid resource, a re-dealt pile, carried together as a stack) and cards turned over in
-place (the next pile card revealed, a tool used). Each is acted out at the clip's frame rate
-by the active player's hand: it reaches in from the player's edge, picks the card up, carries
-it in an arc, puts it down and leaves; then the table rests a moment. Zones come from the
-game's layout (`calibration.layout`): piles stack with visible thickness, spreads lay cards in
-overlapping rows from persistent slots, a holder stands its card up. Which face shows follows
-the zone (a pile shows only its top card's front) and, for the Mattel game, its rules (a
-crafted card lies tool side up until the tool is used). The truth file records every frame,
-a checkpoint with every zone's settled contents after each move, each move with the frame
-where its last card was put down, and the engine's final state.
+card, a paid resource, a re-dealt pile, carried together as a stack) and cards turned over or
+turned round in place (the next pile card revealed, a tool used). Each is acted out at the
+clip's frame rate by the active player's hand: it reaches in from the player's edge, picks the
+card up, carries it in an arc, puts it down and leaves; then the table rests a moment. Zones
+come from the game's layout (`calibration.layout`): piles stack with visible thickness, spreads
+lay cards in overlapping rows from persistent slots, a holder stands its card up. How each game
+lays its cards out is its `Staging`: which face shows (a pile shows only its top card's front
+unless the game keeps it face down), which cards lie turned 180 degrees, how many cards a
+spread holds per row, and arrangements of its own (Explorers: items tucked under their chest;
+Angry Birds: a structure of two verticals, a horizontal and a pig). The truth file records
+every frame, a checkpoint with every zone's settled contents after each move, each move with
+the frame where its last card was put down, and the engine's final state. Counter zones (token
+areas, the die) are kept apart by `vision.synth.tokens.TokenTable`: a changed count is acted out
+by the hand reaching to the zone, and each checkpoint carries the counts.
 """
 
 from __future__ import annotations
 
 import json
 import math
+from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import cv2
 import numpy as np
@@ -53,6 +58,7 @@ from vision.synth.scene import (
     table_markers,
 )
 from vision.synth.surfaces import TABLE_KINDS
+from vision.synth.tokens import TokenTable, split_counters, token_gesture
 from vision.synth.truth import (
     Checkpoint,
     ClipInfo,
@@ -133,6 +139,145 @@ FACE_RULES: Mapping[str, Callable[[Catalog, Layout], FaceRule]] = {
 }
 
 
+# --- how each game lays its cards out ---------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Spot:
+    """Where a game puts one card within its zone, beyond the zone's stacking: a fixed spread
+    `slot` (None: the first free one), an offset `du` (along the zone's facing: to the owner's
+    right) and `dv` (away from the owner) in mm, an extra `turn_deg`, and an absolute height
+    `z_mm` (None: from the stacking)."""
+
+    slot: int | None = None
+    du: float = 0.0
+    dv: float = 0.0
+    turn_deg: float = 0.0
+    z_mm: float | None = None
+
+
+class Staging:
+    """How a game lays its cards out on camera. The base staging: the face rule given (the
+    generic one by default), nothing turned, ten cards per spread row, spreads re-laid by the
+    engine's order (cards after a change are picked up and put down again)."""
+
+    stable_spreads = False  # keep the cards of a spread where they lie when others come or go
+
+    def __init__(self, catalog: Catalog, layout: Layout, face_rule: FaceRule | None = None) -> None:
+        self.catalog = catalog
+        self.layout = layout
+        self.face_rule = face_rule or generic_face(catalog, layout)
+
+    def face(self, zone: str, from_top: int, card: str, state: Any) -> str:
+        return self.face_rule(zone, from_top, card, state)
+
+    def turn(self, zone: str, from_top: int, card: str, state: Any) -> float:
+        """Degrees the card lies turned from its zone's facing (a damaged tool: 180)."""
+        return 0.0
+
+    def spot(self, zone: str, card: str, state: Any) -> Spot:
+        return Spot()
+
+    def per_row(self, zone: str) -> int:
+        """Cards a spread lays side by side before it starts another row."""
+        return _SPREAD_PER_ROW
+
+
+class ExplorersStaging(Staging):
+    """Minecraft: Explorers (GAMES.md §2): the landscape deck and the display front up (a
+    landscape's front, landscape format), the mob deck face down, table mobs, trophies and
+    chests front up, a filled chest flipped to its back, explored landscapes item side up in
+    the player areas and on the discard pile, a damaged tool turned 180 degrees, the hunger
+    cards spent this turn turned 180 degrees, items tucked under their chest."""
+
+    stable_spreads = True
+    _PER_ROW: ClassVar[Mapping[str, int]] = {"mobs": 16, "hunger": 7, "chests": 8, "player": 16}
+
+    def _item_side(self, card: str) -> str:
+        ct = self.catalog.card(card)
+        return ct.back if ct.kind == "landscape" else ct.front
+
+    def face(self, zone: str, from_top: int, card: str, state: Any) -> str:
+        ct = self.catalog.card(card)
+        if zone == "landscape-deck" or zone.startswith("display-"):
+            return ct.front
+        if zone == "mob-deck":
+            return ct.back
+        if zone == "chests" and ct.kind == "chest":
+            return ct.back if card in getattr(state, "filled", frozenset()) else ct.front
+        return self._item_side(card)
+
+    def turn(self, zone: str, from_top: int, card: str, state: Any) -> float:
+        if zone.startswith("player-") and card in getattr(state, "used", frozenset()):
+            return 180.0
+        if zone == "hunger" and card == "hunger" and from_top < int(getattr(state, "spent", 0)):
+            return 180.0
+        return 0.0
+
+    def spot(self, zone: str, card: str, state: Any) -> Spot:
+        if zone != "chests":
+            return Spot()
+        chests = tuple(getattr(state, "chests", ()))
+        if card in chests:
+            k = chests.index(card)
+            return Spot(slot=k, z_mm=(8 * k + 5) * CARD_THICKNESS_MM)
+        for k, items in enumerate(getattr(state, "chest_items", ())):
+            if card in items:
+                # Tucked under its chest: a sliver shows below it.
+                j = list(items).index(card)
+                return Spot(slot=k, dv=-4.0 - j, z_mm=(8 * k + min(j, 4)) * CARD_THICKNESS_MM)
+        return Spot()
+
+    def per_row(self, zone: str) -> int:
+        return self._PER_ROW.get("player" if zone.startswith("player-") else zone, _SPREAD_PER_ROW)
+
+
+class AngryBirdsStaging(Staging):
+    """Angry Birds Power Cards (GAMES.md §4): decks face down (the structure part on the back
+    shows), the round's cards face up in `battle-N`, the pot face down, and each structure
+    built back side up: two verticals side by side, the horizontal beam across their tops, the
+    pig on the beam."""
+
+    stable_spreads = True
+    # Per part of a structure, bottom first: (du, dv, turn, height in cards).
+    _PARTS = ((-31.0, -15.0, 0.0, 0), (31.0, -15.0, 0.0, 1), (0.0, 23.0, 90.0, 2), (0.0, 60.0, 0.0, 3))
+    _STRUCTURE_STEP_MM = 130.0
+
+    def face(self, zone: str, from_top: int, card: str, state: Any) -> str:
+        ct = self.catalog.card(card)
+        return ct.front if zone.startswith("battle-") else ct.back
+
+    def per_row(self, zone: str) -> int:
+        return 1 if zone.startswith("structure-") else _SPREAD_PER_ROW
+
+    def spot(self, zone: str, card: str, state: Any) -> Spot:
+        if not zone.startswith("structure-"):
+            return Spot()
+        p = int(zone.rsplit("-", 1)[1])
+        structures = getattr(state, "structures", ())
+        own = structures[p - 1] if 0 < p <= len(structures) else ()
+        for k, parts in enumerate(own):
+            if card in parts:
+                i = min(list(parts).index(card), len(self._PARTS) - 1)
+                du, dv, turn, h = self._PARTS[i]
+                return Spot(slot=0, du=du + k * self._STRUCTURE_STEP_MM, dv=dv, turn_deg=turn,
+                            z_mm=(4 * k + h) * CARD_THICKNESS_MM)
+        return Spot(slot=0)
+
+
+STAGINGS: Mapping[str, Callable[[Catalog, Layout], Staging]] = {
+    "minecraft-card-game": lambda c, lay: Staging(c, lay, mattel_face(c, lay)),
+    "minecraft-explorers": ExplorersStaging,
+    "angry-birds-power-cards": AngryBirdsStaging,
+}
+
+
+def staging_for(game: str, catalog: Catalog, layout: Layout) -> Staging:
+    """The game's staging (the generic one for a game without its own)."""
+    make = STAGINGS.get(game)
+    return make(catalog, layout) if make is not None else Staging(catalog, layout)
+
+
 # --- the physical table ---------------------------------------------------------------------
 
 
@@ -146,6 +291,7 @@ class PhysCard:
     face: str
     pose: CardPlacement
     slot: int = 0
+    turn: float = 0.0
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -159,7 +305,7 @@ class Carry:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Flip:
-    """A card turned over where it lies."""
+    """A card turned over (or turned round) where it lies."""
 
     track: int
     before: CardPlacement
@@ -172,11 +318,15 @@ class TableModel:
 
     layout: Layout
     catalog: Catalog
-    face_rule: FaceRule
+    staging: Staging
     rng: np.random.Generator
     zones: dict[str, list[PhysCard]] = field(default_factory=dict)
     next_track: int = 0
     spare: np.ndarray | None = None
+    _stacking: dict[str, Stacking] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self._stacking = {z.id: z.stacking for z in self.layout.zones}
 
     def _free_spot(self) -> np.ndarray:
         """A point clear of every zone and marker, near the table centre (transient zones)."""
@@ -211,11 +361,15 @@ class TableModel:
             facing = next(s.facing_deg for s in self.layout.seats if s.player == z.player)
         return np.asarray(z.center, np.float64), facing, z
 
-    def _pose(self, zone_id: str, index: int, slot: int, card: str) -> CardPlacement:
+    def _pose(self, zone_id: str, index: int, slot: int, spot: Spot, turn_deg: float) -> CardPlacement:
         centre, facing, z = self._zone_frame(zone_id)
         size = self.catalog.card_size_mm
         jitter = self.rng.normal(0.0, 0.7, 2)
-        turn = facing + float(self.rng.normal(0.0, 1.2))
+        turn = facing + float(self.rng.normal(0.0, 1.2)) + turn_deg
+        a = math.radians(facing)
+        along = np.array([math.cos(a), math.sin(a)])
+        inward = np.array([math.sin(a), -math.cos(a)])  # away from the player
+        offset = along * spot.du + inward * spot.dv
         if z is not None and z.kind is ZoneKind.HOLDER:
             # Standing in its holder, face towards the table's middle.
             return CardPlacement(face_id="", center_mm=(float(centre[0]), float(centre[1])),
@@ -225,21 +379,20 @@ class TableModel:
             long_x = (x1 - x0) >= (y1 - y0)
             length = (x1 - x0) if long_x else (y1 - y0)
             w = min(size)
-            step = min(w + 6.0, max(12.0, (length - w) / (_SPREAD_PER_ROW - 1)))
-            row, col = divmod(slot, _SPREAD_PER_ROW)
-            a = math.radians(facing)
-            along = np.array([math.cos(a), math.sin(a)])
-            inward = np.array([math.sin(a), -math.cos(a)])  # away from the player
-            start = centre - along * (length / 2 - w / 2)
-            p = start + along * (col * step) + inward * (row * 22.0) + jitter
+            per_row = max(1, self.staging.per_row(zone_id))
+            step = min(w + 6.0, max(12.0, (length - w) / max(1, per_row - 1)))
+            row, col = divmod(slot, per_row)
+            start = centre - along * (length / 2 - w / 2) if per_row > 1 else centre
+            p = start + along * (col * step) + inward * (row * 22.0) + offset + jitter
+            zmm = (row * per_row + col) * CARD_THICKNESS_MM if spot.z_mm is None else spot.z_mm
             return CardPlacement(face_id="", center_mm=(float(p[0]), float(p[1])), rotation_deg=turn,
-                                 z_mm=(row * _SPREAD_PER_ROW + col) * CARD_THICKNESS_MM)
-        p = centre + jitter
-        return CardPlacement(face_id="", center_mm=(float(p[0]), float(p[1])), rotation_deg=turn,
-                             z_mm=index * CARD_THICKNESS_MM)
+                                 z_mm=zmm)
+        p = centre + offset + jitter
+        zmm = index * CARD_THICKNESS_MM if spot.z_mm is None else spot.z_mm
+        return CardPlacement(face_id="", center_mm=(float(p[0]), float(p[1])), rotation_deg=turn, z_mm=zmm)
 
-    def _free_slot(self, zone: str) -> int:
-        used = {c.slot for c in self.zones.get(zone, [])}
+    def _free_slot(self, zone: str, exclude: PhysCard | None = None) -> int:
+        used = {c.slot for c in self.zones.get(zone, []) if c is not exclude}
         s = 0
         while s in used:
             s += 1
@@ -247,10 +400,16 @@ class TableModel:
 
     def _place(self, pc: PhysCard, zone: str, index: int, state: Any, from_top: int) -> None:
         pc.zone = zone
-        pc.slot = self._free_slot(zone)
-        pose = self._pose(zone, index, pc.slot, pc.card)
-        pc.face = self.face_rule(zone, from_top, pc.card, state)
+        spot = self.staging.spot(zone, pc.card, state)
+        mine = pc if self.staging.stable_spreads else None
+        pc.slot = spot.slot if spot.slot is not None else self._free_slot(zone, exclude=mine)
+        pc.turn = self.staging.turn(zone, from_top, pc.card, state)
+        pose = self._pose(zone, index, pc.slot, spot, pc.turn)
+        pc.face = self.staging.face(zone, from_top, pc.card, state)
         pc.pose = replace(pose, face_id=pc.face, zone=zone, track=pc.track, card=pc.card)
+
+    def _stable(self, zone: str) -> bool:
+        return self.staging.stable_spreads and self._stacking.get(zone) in (Stacking.ALL_VISIBLE, Stacking.FANNED)
 
     def load(self, engine_zones: Mapping[str, Sequence[str | None]], state: Any) -> None:
         """Lay out the initial table."""
@@ -262,8 +421,8 @@ class TableModel:
                 pc = PhysCard(track=self.next_track, card=card, zone=zone, face="",
                               pose=CardPlacement(face_id="", center_mm=(0.0, 0.0)))
                 self.next_track += 1
-                self._place(pc, zone, i, state, len(cards) - 1 - i)
                 self.zones[zone].append(pc)
+                self._place(pc, zone, i, state, len(cards) - 1 - i)
 
     def sync(self, engine_zones: Mapping[str, Sequence[str | None]], state: Any) -> tuple[list[Carry], list[Flip]]:
         """Bring the table to the engine's zones; returns the carries and flips that did it."""
@@ -274,6 +433,28 @@ class TableModel:
             new = list(reversed([c for c in engine_zones.get(zone, ()) if c is not None]))
             new_lists[zone] = new
             old = self.zones.get(zone, [])
+            if self._stable(zone):
+                # A spread: the cards still there stay where they lie; only newcomers are placed.
+                want = Counter(new)
+                kept: list[PhysCard] = []
+                gone: list[PhysCard] = []
+                for pc in old:
+                    if want[pc.card] > 0:
+                        want[pc.card] -= 1
+                        kept.append(pc)
+                    else:
+                        gone.append(pc)
+                have = Counter(pc.card for pc in kept)
+                arrivals: list[tuple[int, str]] = []
+                for i, card in enumerate(new):
+                    if have[card] > 0:
+                        have[card] -= 1
+                    else:
+                        arrivals.append((i, card))
+                removed[zone] = gone
+                added[zone] = arrivals
+                self.zones[zone] = kept
+                continue
             k = 0
             while k < len(old) and k < len(new) and old[k].card == new[k]:
                 k += 1
@@ -286,7 +467,7 @@ class TableModel:
             for pc in cards:
                 pool.setdefault(pc.card, []).append(pc)
         groups: dict[tuple[str, str], list[tuple[PhysCard, CardPlacement, int]]] = {}
-        before_flip = {pc.track: (pc.face, pc.pose) for cards in self.zones.values() for pc in cards}
+        before_flip = {pc.track: (pc.face, pc.turn) for cards in self.zones.values() for pc in cards}
         for zone in sorted(added):
             for index, card in added[zone]:
                 candidates = pool.get(card, [])
@@ -300,20 +481,23 @@ class TableModel:
                 self.zones[zone].append(pc)
                 self._place(pc, zone, index, state, len(new_lists[zone]) - 1 - index)
                 groups.setdefault((src_zone, zone), []).append((pc, src_pose, index))
-        # Faces of cards that stayed may change (a new pile top, a used tool).
+        for zone in list(self.zones):
+            if self._stable(zone):
+                self.zones[zone] = _in_engine_order(self.zones[zone], new_lists.get(zone, []))
+        # Faces and turns of cards that stayed may change (a new pile top, a used tool).
         flips: list[Flip] = []
         for zone, cards in self.zones.items():
             n = len(cards)
             for i, pc in enumerate(cards):
-                face = self.face_rule(zone, n - 1 - i, pc.card, state)
-                if pc.track in before_flip and face != pc.face:
-                    before = pc.pose
-                    pc.face = face
-                    pc.pose = replace(pc.pose, face_id=face)
+                face = self.staging.face(zone, n - 1 - i, pc.card, state)
+                turn = self.staging.turn(zone, n - 1 - i, pc.card, state)
+                if face == pc.face and turn == pc.turn:
+                    continue
+                before = pc.pose
+                pc.pose = replace(pc.pose, face_id=face, rotation_deg=pc.pose.rotation_deg + turn - pc.turn)
+                pc.face, pc.turn = face, turn
+                if pc.track in before_flip:
                     flips.append(Flip(track=pc.track, before=before, after=pc.pose))
-                elif face != pc.face:
-                    pc.face = face
-                    pc.pose = replace(pc.pose, face_id=face)
         carries = []
         for (_src, _dst), items in groups.items():
             items.sort(key=lambda t: t[2])
@@ -334,6 +518,16 @@ class TableModel:
             cards = self.zones.get(zone, [])
             out[zone] = tuple(ZoneCard(face=pc.face, card=pc.card, track=pc.track) for pc in reversed(cards))
         return Checkpoint(frame=frame, zones=out)
+
+
+def _in_engine_order(cards: list[PhysCard], bottom_first: Sequence[str]) -> list[PhysCard]:
+    """The zone's cards listed as the engine lists them (bottom first)."""
+    pool: dict[str, list[PhysCard]] = {}
+    for pc in cards:
+        pool.setdefault(pc.card, []).append(pc)
+    out = [pool[c].pop(0) for c in bottom_first if pool.get(c)]
+    out += [pc for rest in pool.values() for pc in rest]
+    return out
 
 
 # --- motion ---------------------------------------------------------------------------------
@@ -412,7 +606,12 @@ class Animator:
         """Frames of one move: reach, carry each group, turn cards over, leave."""
         start = self.seat_point(player)
         pos = start
+        w, h = self.layout.table_mm
+        edge = np.clip(start, [0.0, 0.0], [w, h])
         for c in carries:
+            # A card from a hidden hand (no pose on the table yet) comes in from the player's edge.
+            c = replace(c, src=tuple(replace(d, center_mm=(float(edge[0]), float(edge[1])), z_mm=0.0)
+                                     if not s.face_id else s for s, d in zip(c.src, c.dst, strict=True)))
             src_c = np.mean([p.center_mm for p in c.src], axis=0)
             dst_c = np.mean([p.center_mm for p in c.dst], axis=0)
             hidden = frozenset(c.tracks)
@@ -447,7 +646,8 @@ class Animator:
                 t = (i + 1) / n
                 card = f.before if t < 0.5 else f.after
                 lift = 25.0 * math.sin(math.pi * t)
-                yield FrameState(moving=(replace(card, z_mm=card.z_mm + lift),),
+                turn = _angle_lerp(f.before.rotation_deg, f.after.rotation_deg, t)
+                yield FrameState(moving=(replace(card, z_mm=card.z_mm + lift, rotation_deg=turn),),
                                  hands=(self.hand_at(player, target, 25.0 + lift, 0.4),), hidden=hidden)
             pos = target
         if carries or flips:
@@ -522,9 +722,12 @@ def make_footage(
         total_moves = len(game.moves)
     moves = scripted if config.moves is None else scripted[: config.moves]
     rng = np.random.default_rng([config.seed, 0xF007])
-    face_rule = FACE_RULES.get(config.game, generic_face)(catalog, layout)
-    table = TableModel(layout=layout, catalog=catalog, face_rule=face_rule, rng=rng)
-    table.load(ruleset.zones(state), state)
+    staging = staging_for(config.game, catalog, layout)
+    table = TableModel(layout=layout, catalog=catalog, staging=staging, rng=rng)
+    card_zones, counts = split_counters(layout, ruleset.zones(state))
+    table.load(card_zones, state)
+    tokens = TokenTable(layout=layout, rng=np.random.default_rng([config.seed, 0x70C]))
+    tokens.load(counts)
 
     w_mm, h_mm = layout.table_mm
     markers = table_markers(w_mm, h_mm)
@@ -561,7 +764,7 @@ def make_footage(
             cam = camera.rotated(np.array([0.0015 * math.sin(0.31 * t), 0.0012 * math.sin(0.23 * t + 1.0),
                                            0.0008 * math.sin(0.17 * t + 2.0)]))
         scene = Scene(table=tspec, cards=table.placements(fs.hidden), moving_cards=fs.moving,
-                      hands=fs.hands, clutter=clutter, markers=markers)
+                      hands=fs.hands, clutter=clutter, markers=markers, tokens=tokens.placements())
         result: RenderResult = renderer.render(scene, cam, style, seed=(config.seed, i))
         name = None
         if writer is not None:
@@ -580,11 +783,13 @@ def make_footage(
     bar = tqdm(total=len(moves), desc="synth footage", unit="move", disable=not progress)
     try:
         rest(1.0)
-        checkpoints.append(table.checkpoint(len(frames) - 1, ruleset.zones(state)))
+        checkpoints.append(replace(table.checkpoint(len(frames) - 1, card_zones),
+                                   counts=tokens.checkpoint_counts()))
         for move in moves:
             step = ruleset.apply(state, move)
             state = step.state
-            carries, flips = table.sync(ruleset.zones(state), state)
+            card_zones, counts = split_counters(layout, ruleset.zones(state))
+            carries, flips = table.sync(card_zones, state)
             mdict = ruleset.move_to_dict(move)
             player = _move_player(mdict, 1)
             # A move completes when its last card is put down; a move that changes nothing
@@ -594,9 +799,15 @@ def make_footage(
                 i = emit(fs)
                 if fs.released:
                     done = i
+            changed = tokens.changes(counts)
+            if changed:  # tokens taken, added or the die rolled: the hand reaches to each zone
+                for hand in token_gesture(animator.hand_at, animator.seat_point(player), player, changed,
+                                          tokens, counts, animator.n):
+                    done = emit(FrameState(hands=(hand,)))
             move_truths.append(MoveTruth(frame=done, move=mdict))
             rest(float(rng.uniform(0.4, 0.9)))
-            checkpoints.append(table.checkpoint(len(frames) - 1, ruleset.zones(state)))
+            checkpoints.append(replace(table.checkpoint(len(frames) - 1, card_zones),
+                                       counts=tokens.checkpoint_counts()))
             bar.update(1)
     finally:
         bar.close()

@@ -34,9 +34,17 @@ from vision.synth.errors import SynthError
 from vision.synth.faces import FaceLibrary
 from vision.synth.hands import hand_solid
 from vision.synth.noise import Array
-from vision.synth.scene import CardPlacement, ClutterItem, ClutterKind, MarkerPlacement, Scene
+from vision.synth.scene import (
+    CardPlacement,
+    ClutterItem,
+    ClutterKind,
+    MarkerPlacement,
+    Scene,
+    TokenPlacement,
+)
 from vision.synth.shapes import Solid
 from vision.synth.surfaces import SurfaceKind, plain_texture, surface_texture
+from vision.synth.tokens import side_colour, token_art
 from vision.synth.truth import CameraTruth, CardTruth, LensTruth, MarkerTruth
 
 Projector = Callable[[Array], Array]
@@ -204,7 +212,7 @@ class SceneRenderer:
         under = tuple(c for c in scene.clutter if not c.over_cards)
         over = tuple(c for c in scene.clutter if c.over_cards)
         key = (id(base), id(style), scene.table, scene.cards, scene.clutter, scene.markers,
-               self.canvas_margin)
+               scene.tokens, self.canvas_margin)
         if self._static is not None and self._static.key == key:
             return self._static
         geom = canvas_geometry(base, margin=self.canvas_margin)
@@ -220,6 +228,8 @@ class SceneRenderer:
         for i, pl in enumerate(scene.cards):
             cheap = vis[i] < _CHEAP_BELOW
             self._draw_card(canvas, pl, to_canvas, style, light, support_mm=pl.z_mm, cheap=cheap)
+        for tok in scene.tokens:
+            self._draw_token(canvas, tok, to_canvas, style, light)
         for item in over:
             self._draw_clutter(canvas, item, to_canvas, style, light)
         self._static = _Static(key=key, refs=(base, style), canvas=canvas, geom=geom)
@@ -360,6 +370,37 @@ class SceneRenderer:
         if pl.sleeve and style.sleeve_glare > 0:
             img = self._sleeve_band(img, pl, style.sleeve_glare)
         self._warp_onto(canvas, img, level.mask, quad, box, shade)
+
+    def _draw_token(self, canvas: Array, tok: TokenPlacement, to_canvas: Projector, style: RenderStyle,
+                    light: Array) -> None:
+        """A disc or a die: its side walls as one shaded hull, its printed top warped in."""
+        top_h = tok.top_mm
+        n = 20
+        ang = np.linspace(0.0, 2 * np.pi, n, endpoint=False) + math.radians(tok.rotation_deg)
+        if tok.is_die:
+            ring = tok.square_3d(0.0)[:, :2] - np.asarray(tok.center_mm)
+        else:
+            ring = np.column_stack([np.cos(ang), np.sin(ang)]) * (tok.size_mm / 2)
+        base = np.column_stack([ring + np.asarray(tok.center_mm), np.full(len(ring), tok.z_mm)])
+        top = base.copy()
+        top[:, 2] = top_h
+        if style.shadow_strength > 0:
+            outline = top.copy()
+            outline[:, 2] = top_h - tok.z_mm + style.card_lift_mm
+            self._shadow_at(canvas, [outline], to_canvas, light, 0.5 + 0.05 * top_h,
+                            style.shadow_strength * 0.9, tok.z_mm)
+        hull = to_canvas(np.concatenate([base, top]))
+        hull = cv2.convexHull(hull.astype(np.float32)).reshape(-1, 2).astype(np.float64)
+        box = _roi(hull, (canvas.shape[1], canvas.shape[0]), 2)
+        if box is None:
+            return
+        side = np.array(side_colour(tok.token, tok.pips), np.float64) * 0.82
+        cv2.fillConvexPoly(canvas, _fixed(hull), side.tolist(), cv2.LINE_AA, _SHIFT)
+        img, mask = token_art(tok.token, tok.pips)
+        quad = to_canvas(tok.square_3d(top_h))
+        qbox = _roi(quad, (canvas.shape[1], canvas.shape[0]), 2)
+        if qbox is not None:
+            self._warp_onto(canvas, img, mask, quad, qbox)
 
     def _grown(self, c3: Array, size: tuple[float, float], by_mm: float) -> Array:
         """The card's corners pushed `by_mm` outwards in the card's plane."""

@@ -121,6 +121,48 @@ class ClutterItem:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class TokenPlacement:
+    """A game token (a printed disc) or a die lying on the table.
+
+    `token` is the catalog's token id. A disc is `size_mm` across and `height_mm` thick; a die
+    (`pips` set: the face on top, 1..6) is a cube of edge `size_mm`. `z_mm` is its underside
+    (a token lying partly on another is a little higher). `rotation_deg` as for cards.
+    """
+
+    token: str
+    center_mm: tuple[float, float]
+    rotation_deg: float = 0.0
+    z_mm: float = 0.0
+    size_mm: float = 20.0
+    height_mm: float = 2.5
+    pips: int | None = None
+    zone: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.pips is not None and not 1 <= self.pips <= 6:
+            raise SynthError(f"token {self.token!r}: a die shows 1..6 pips, got {self.pips}")
+
+    @property
+    def is_die(self) -> bool:
+        return self.pips is not None
+
+    @property
+    def top_mm(self) -> float:
+        """Height of its top face above the table."""
+        return self.z_mm + (self.size_mm if self.is_die else self.height_mm)
+
+    def top_center_3d(self) -> Array:
+        """`(1, 3)` the centre of its top face (what the camera reads)."""
+        return np.array([[self.center_mm[0], self.center_mm[1], self.top_mm]])
+
+    def square_3d(self, height_mm: float) -> Array:
+        """`(4, 3)` the square around its footprint (TL, TR, BR, BL) at `height_mm`."""
+        pl = CardPlacement(face_id="", center_mm=self.center_mm, rotation_deg=self.rotation_deg,
+                           z_mm=height_mm)
+        return pl.corners_3d((self.size_mm, self.size_mm))
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class MarkerPlacement:
     """A printed ArUco marker (DICT_4X4_50) lying on the table, `size_mm` its black square.
 
@@ -155,7 +197,8 @@ class TableSpec:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Scene:
-    """Everything on the table for one frame; `moving_cards` are drawn above `cards`.
+    """Everything on the table for one frame; `moving_cards` are drawn above `cards`, `tokens`
+    (counted tokens and the die) above the cards at rest.
 
     Cards a hand is carrying go in `moving_cards`: the static part (table, clutter under the
     cards, markers, `cards`) is what the renderer caches between frames of a clip.
@@ -167,6 +210,7 @@ class Scene:
     hands: tuple[HandPlacement, ...] = ()
     clutter: tuple[ClutterItem, ...] = ()
     markers: tuple[MarkerPlacement, ...] = ()
+    tokens: tuple[TokenPlacement, ...] = ()
 
     def all_cards(self) -> tuple[CardPlacement, ...]:
         return self.cards + self.moving_cards

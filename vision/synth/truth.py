@@ -96,10 +96,12 @@ class ZoneCard:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Checkpoint:
-    """The settled contents of every zone at a frame, top card first."""
+    """The settled contents of every zone at a frame, top card first; `counts` the number of
+    each counter zone (tokens in a token area, the die's face; 0 = no die)."""
 
     frame: int
     zones: Mapping[str, tuple[ZoneCard, ...]]
+    counts: Mapping[str, int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -213,7 +215,8 @@ def truth_to_dict(t: Truth) -> dict[str, Any]:
         "checkpoints": [
             {"frame": cp.frame,
              "zones": {z: [_drop_none({"face": zc.face, "card": zc.card, "track": zc.track})
-                           for zc in cards] for z, cards in cp.zones.items()}}
+                           for zc in cards] for z, cards in cp.zones.items()},
+             **({"counts": {z: int(n) for z, n in cp.counts.items()}} if cp.counts else {})}
             for cp in t.checkpoints
         ],
         "moves": [{"frame": m.frame, "move": dict(m.move)} for m in t.moves],
@@ -315,7 +318,8 @@ def truth_from_dict(d: Mapping[str, Any]) -> Truth:
     checkpoints = tuple(
         Checkpoint(frame=int(cp["frame"]),
                    zones={z: tuple(ZoneCard(face=e["face"], card=e.get("card"), track=e.get("track"))
-                                   for e in cards) for z, cards in cp["zones"].items()})
+                                   for e in cards) for z, cards in cp["zones"].items()},
+                   counts={z: int(n) for z, n in cp.get("counts", {}).items()})
         for cp in d.get("checkpoints", ())
     )
     moves = tuple(MoveTruth(frame=int(m["frame"]), move=dict(m["move"])) for m in d.get("moves", ()))
