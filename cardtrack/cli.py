@@ -15,7 +15,7 @@ from collections.abc import Sequence
 
 from cardtrack import __version__
 
-COMMAND_MODULES = ("demo", "rules", "simulate", "replay", "deck", "calibrate", "bench", "synth", "serve", "train", "run")
+COMMAND_MODULES = ("demo", "rules", "simulate", "replay", "deck", "calibrate", "bench", "synth", "serve", "train", "run", "eval")
 
 DESCRIPTION = """\
 cardtrack follows a real card game from a webcam over the table: it finds and identifies every

@@ -9,6 +9,8 @@ decided from an older state is dropped (`expect_seq`). About twice a second it r
 frames per second, the median milliseconds of each stage, the camera's state and the changes
 the rules hold as pending. A lost camera is reported, never a crash; a file source that ends
 ends the feed. `step_listener` lets a caller (the headless command) see every step.
+`new_game` starts a new game from `setup` whatever the session holds (a demo playing clip after
+clip); `max_frames` reads only the source's first frames, as if it ended there.
 `set_profile` hands the feed a new table profile from any thread (a calibration made in the
 console); the feed applies it between two frames, and every zone is read again from there.
 """
@@ -69,12 +71,18 @@ class VisionFeed:
         live: bool | None = None,
         setup: Mapping[str, Any] | None = None,
         step_listener: StepListener | None = None,
+        new_game: bool = False,
+        max_frames: int | None = None,
     ) -> None:
+        if max_frames is not None and max_frames < 1:
+            raise ValueError(f"max_frames: must be at least 1, got {max_frames}")
         self.pipeline = pipeline
         self.source = source
         self.live = live
         self.setup = dict(setup) if setup is not None else None
         self.step_listener = step_listener
+        self.new_game = new_game
+        self.max_frames = max_frames
         self.frames = 0
         self.submitted = 0
         self.frame_size: tuple[int, int] | None = None  # (width, height) of the newest frame
@@ -123,7 +131,10 @@ class VisionFeed:
         snap = session.snapshot
         game, players = self.pipeline.game, self.pipeline.players
         fresh = snap.seq == 0 and not session.resumed
-        if snap.game != game or snap.players != players or (fresh and self.setup is not None):
+        if (
+            self.new_game or snap.game != game or snap.players != players
+            or (fresh and self.setup is not None)
+        ):
             # The camera sees this deal: the game in the journal starts from it.
             session.new_game(game=game, players=players, setup=self.setup)
         snap = session.snapshot
@@ -153,6 +164,8 @@ class VisionFeed:
                         session.report_status(camera=CameraState.LOST, message=status.describe())
                         last_status = now
                     continue
+                if self.max_frames is not None and frame.index >= self.max_frames:
+                    return
                 self.frame_size = (int(frame.image.shape[1]), int(frame.image.shape[0]))
                 self._apply_profile(session)
                 snap = session.snapshot

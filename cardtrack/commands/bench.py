@@ -68,6 +68,23 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     pipe.add_argument("--frames", type=int, default=None, help="stop after this many frames")
     pipe.add_argument("--threads", type=int, default=1)
     pipe.set_defaults(func=bench_pipeline)
+    interp = bsub.add_parser(
+        "interpret",
+        help="interpreter on simulated games read from camera-like snapshots: move precision, "
+        "recall, final scores, ms per snapshot",
+    )
+    interp.add_argument("--game", default="minecraft-card-game")
+    interp.add_argument("--games", type=int, default=10)
+    interp.add_argument("--players", type=int, default=2)
+    interp.add_argument("--seed", type=int, default=100, help="first game's seed")
+    interp.add_argument("--noise", type=float, default=0.0,
+                        help="chance a card's first face candidate is wrong (right face second)")
+    interp.add_argument("--missing", type=float, default=0.0,
+                        help="chance a card is missing from one read")
+    interp.add_argument("--merge", type=float, default=0.0,
+                        help="chance the next move follows before the table goes quiet")
+    interp.add_argument("--rereads", type=int, default=2, help="reads of each quiet table, at most")
+    interp.set_defaults(func=bench_interpret)
 
 
 def machine() -> dict[str, Any]:
@@ -223,28 +240,36 @@ def bench_server(args: argparse.Namespace) -> int:
 
 
 def bench_finder(args: argparse.Namespace) -> int:
+    """The finder on rendered 1280×720 stills: the first stage alone (what the live pipeline
+    runs every frame), and with the corner refiner on every card (the finder's full output; the
+    pipeline refines only the cards it crops for the identifier)."""
     import numpy as np
 
-    from vision.finder import DEFAULT_MODEL, Finder
+    from vision.finder import DEFAULT_MODEL, Finder, FinderConfig, Refine
     from vision.synth.library import build_library
     from vision.synth.stills import StillsConfig, iter_stills
 
     finder = Finder(args.model or DEFAULT_MODEL, threads=args.threads)
     lib, deck = build_library("minecraft-card-game", "proxy", mixed=True, seed=args.seed, designs=40)
     images = [r.image for _, _, r in iter_stills(lib, deck, StillsConfig(count=4, seed=args.seed))]
-    finder.find_one(images[0])
-    times, cards = [], 0
-    for i in range(args.frames):
-        start = time.perf_counter()
-        cards += len(finder.find_one(images[i % len(images)]))
-        times.append((time.perf_counter() - start) * 1000.0)
-    q = np.percentile(times, [50, 95])
+    stages = {"first_stage": FinderConfig(refine=Refine.NONE), "with_corner_refiner": FinderConfig(refine=Refine.MODEL)}
+    out: dict[str, Any] = {}
+    cards = 0
+    for name, config in stages.items():
+        finder.find_one(images[0], config)
+        times, cards = [], 0
+        for i in range(args.frames):
+            start = time.perf_counter()
+            cards += len(finder.find_one(images[i % len(images)], config))
+            times.append((time.perf_counter() - start) * 1000.0)
+        q = np.percentile(times, [50, 95])
+        out[name] = {"p50": round(float(q[0]), 2), "p95": round(float(q[1]), 2)}
     print(json.dumps({
         "benchmark": "finder",
         "frame": "1280x720 synthetic still",
         "frames": args.frames,
         "threads": args.threads,
-        "ms_per_frame": {"p50": round(float(q[0]), 2), "p95": round(float(q[1]), 2)},
+        "ms_per_frame": out,
         "cards_per_frame": round(cards / max(args.frames, 1), 1),
         "machine": machine(),
     }, indent=2))
@@ -302,70 +327,40 @@ def bench_identifier(args: argparse.Namespace) -> int:
 
 
 def bench_pipeline(args: argparse.Namespace) -> int:
-    """Every frame of a bundled clip through the pipeline, as fast as it goes."""
+    """Every frame of a bundled clip through the pipeline, as fast as it goes (the clip is
+    loaded and replayed by the same code as `cardtrack eval`)."""
     from pathlib import Path
 
     import numpy as np
-    from tqdm import tqdm
 
-    from engine.core import Audience
-    from vision.capture import open_source
-    from vision.pipeline import (
-        Pipeline,
-        PipelineConfig,
-        TruthOracleFinder,
-        TruthOracleIdentifier,
-        profile_from_truth,
-        score_moves,
-        setup_from_truth,
-    )
-    from vision.synth.truth import load_truth
-    from vision.timing import StageTimer
+    from vision.evaluate import ModelChoice, clip_pipeline, footage_at, load_clip, replay_clip
+    from vision.pipeline import score_moves
 
     folder = Path(args.clip)
-    truth_path = next((folder / n for n in ("truth.json.gz", "truth.json") if (folder / n).is_file()), None)
-    if truth_path is None or not (folder / "clip.mp4").is_file():
-        raise ValueError(f"{folder}: needs clip.mp4 and truth.json.gz (render one with `cardtrack synth footage`)")
-    truth = load_truth(truth_path)
-    game, players, fps = truth.clip.game, truth.clip.players, truth.clip.fps or 30.0
-    if game is None or players is None:
-        raise ValueError(f"{truth_path}: the clip names no game or player count")
-    config = PipelineConfig.for_game(game, fps=fps, camera_check=False)
-    common: dict[str, Any] = {
-        "game": game, "players": players, "profile": profile_from_truth(truth, source=str(truth_path)),
-        "setup": setup_from_truth(truth, get_game(game), source=str(truth_path)),
-        "timer": StageTimer(window=100_000),
-    }
-    if args.oracle:
-        pipeline = Pipeline(config, finder=TruthOracleFinder(truth), identifier=TruthOracleIdentifier(truth), **common)
-    else:
-        pipeline = Pipeline.from_models(config, finder_path=args.finder, identifier_path=args.identifier,
-                                        threads=args.threads, **common)
-    frame_ms: list[float] = []
+    found = footage_at(folder)
+    if isinstance(found, str):
+        raise ValueError(f"{folder}: {found} (render a clip with `cardtrack synth footage`)")
+    clip = load_clip(found)
+    truth, fps = clip.truth, clip.fps
+    models = ModelChoice(finder=Path(args.finder) if args.finder else None,
+                         identifier=Path(args.identifier) if args.identifier else None,
+                         oracle=args.oracle, threads=args.threads)
+    pipeline = clip_pipeline(clip, models)
+    run = replay_clip(pipeline, clip, max_frames=args.frames)
+    frame_ms = [s.ms for s in run.steps]
     settle_to_move: list[float] = []
-    emitted: list[tuple[int, dict[str, Any]]] = []
-    pending_since: tuple[int, float] | None = None
-    total = len(truth.frames) if args.frames is None else min(args.frames, len(truth.frames))
-    with open_source(folder / "clip.mp4") as source, tqdm(total=total, desc="pipeline", unit="frame") as bar:
-        for frame in source:
-            if args.frames is not None and frame.index >= args.frames:
-                break
-            start = time.perf_counter()
-            step = pipeline.process(frame)
-            ms = (time.perf_counter() - start) * 1000.0
-            frame_ms.append(ms)
-            bar.update(1)
-            if step.pending and pending_since is None:
-                pending_since = (step.frame_index, ms)
-            if step.moves:
-                # From the frame that first read the settled change to the move, in camera time
-                # (frames waited at the clip's rate) plus this frame's compute.
-                waited = 0.0 if pending_since is None else (step.frame_index - pending_since[0]) * 1000.0 / fps
-                settle_to_move.append(waited + ms)
-                emitted += [(step.frame_index, m) for m in step.move_dicts]
-            if not step.pending:
-                pending_since = None
-    score = score_moves(emitted, [(m.frame, dict(m.move)) for m in truth.moves])
+    pending_since: int | None = None
+    for step in run.steps:
+        if step.pending and pending_since is None:
+            pending_since = step.frame
+        if step.moves:
+            # From the frame that first read the settled change to the move, in camera time
+            # (frames waited at the clip's rate) plus this frame's compute.
+            waited = 0.0 if pending_since is None else (step.frame - pending_since) * 1000.0 / fps
+            settle_to_move.append(waited + step.ms)
+        if not step.pending:
+            pending_since = None
+    score = score_moves(run.emitted, [(m.frame, dict(m.move)) for m in truth.moves])
 
     def pct(values: list[float]) -> dict[str, float | None]:
         if not values:
@@ -373,7 +368,7 @@ def bench_pipeline(args: argparse.Namespace) -> int:
         q = np.percentile(values, [50, 95])
         return {"p50": round(float(q[0]), 2), "p95": round(float(q[1]), 2)}
 
-    view = pipeline.ruleset.view(pipeline.belief, Audience.OPERATOR)
+    view = run.final_view
     print(json.dumps({
         "benchmark": "pipeline",
         "clip": str(folder),
@@ -394,4 +389,36 @@ def bench_pipeline(args: argparse.Namespace) -> int:
                          "truth": (truth.final_state or {}).get("scores")},
         "machine": machine(),
     }, indent=2))
+    return 0
+
+
+def bench_interpret(args: argparse.Namespace) -> int:
+    """Simulated games played on a virtual table and read back by the interpreter alone."""
+    from tqdm import tqdm
+
+    from engine.interpret_bench import CameraNoise, read_games, summarize_readings
+
+    ruleset = get_game(args.game)
+    noise = CameraNoise(
+        wrong_top=args.noise, missing=args.missing, merge=args.merge, rereads=args.rereads
+    )
+    readings = list(
+        tqdm(
+            read_games(ruleset, players=args.players, games=args.games, seed=args.seed, noise=noise),
+            total=args.games,
+            desc="games",
+            unit="game",
+        )
+    )
+    report = {
+        "benchmark": "interpret",
+        "game": args.game,
+        "players": args.players,
+        "seeds": [args.seed, args.seed + args.games - 1],
+        "noise": {"wrong_top": args.noise, "missing": args.missing, "merge": args.merge,
+                  "rereads": args.rereads},
+        **summarize_readings(readings),
+        "machine": machine(),
+    }
+    print(json.dumps(report, indent=2))
     return 0

@@ -220,7 +220,7 @@ def test_demo_once_serves_one_whole_game_then_exits(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     journal = tmp_path / "demo.sqlite"
-    assert main(["demo", "--once", "--pace", "0", "--port", "0", "--journal", str(journal)]) == 0
+    assert main(["demo", "--simulated", "--once", "--pace", "0", "--port", "0", "--journal", str(journal)]) == 0
     out = capsys.readouterr().out
     assert "/overlay" in out and "/console" in out and "/spectator" in out
     assert "winner: " in out
