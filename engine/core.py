@@ -67,6 +67,11 @@ class OptionSpec:
     choices: tuple[str | int | bool, ...] = ()
     help: str = ""
 
+    @classmethod
+    def of(cls, name: str, default: StrEnum, help: str = "") -> OptionSpec:
+        """An option whose values are the members of `default`'s enum, `default` first."""
+        return cls(name=name, default=default.value, choices=tuple(m.value for m in type(default)), help=help)
+
     def coerce(self, value: object) -> str | int | bool:
         if self.choices and value not in self.choices:
             allowed = ", ".join(str(c) for c in self.choices)

@@ -186,32 +186,28 @@ class Variant(StrEnum):
 
 
 OPTIONS: tuple[OptionSpec, ...] = (
-    OptionSpec(
-        name="slingshot_tie",
-        default=SlingshotTie.AGAINST_PIG.value,
-        choices=tuple(m.value for m in SlingshotTie),
-        help="A challenger equal to the pig's slingshot value beats it (against-pig), or the "
+    OptionSpec.of(
+        "slingshot_tie",
+        SlingshotTie.AGAINST_PIG,
+        "A challenger equal to the pig's slingshot value beats it (against-pig), or the "
         "pig wins ties (pig-wins).",
     ),
-    OptionSpec(
-        name="structures",
-        default=StructureRule.ONE_IN_PROGRESS.value,
-        choices=tuple(m.value for m in StructureRule),
-        help="One structure in progress per player (a beam of another material is a "
+    OptionSpec.of(
+        "structures",
+        StructureRule.ONE_IN_PROGRESS,
+        "One structure in progress per player (a beam of another material is a "
         "mixed-material warning), or one in progress per material.",
     ),
-    OptionSpec(
-        name="leader",
-        default=Leader.ROUND_WINNER.value,
-        choices=tuple(m.value for m in Leader),
-        help="Who names the next stat: the previous round's winner (the sheet), or the next "
+    OptionSpec.of(
+        "leader",
+        Leader.ROUND_WINNER,
+        "Who names the next stat: the previous round's winner (the sheet), or the next "
         "player in seat order.",
     ),
-    OptionSpec(
-        name="variant",
-        default=Variant.CLASSIC.value,
-        choices=tuple(m.value for m in Variant),
-        help="classic: slingshot rounds, last player with cards wins; quick: (2 players) no "
+    OptionSpec.of(
+        "variant",
+        Variant.CLASSIC,
+        "classic: slingshot rounds, last player with cards wins; quick: (2 players) no "
         "slingshot rounds, the game ends at two pig-topped structures, most cards wins.",
     ),
     OptionSpec(

@@ -37,6 +37,7 @@ from engine.catalog import Catalog, load_catalog
 from engine.core import Audience, GameWarning, OptionSpec, Step, register, resolve_options
 from engine.errors import MoveFormatError, SetupError, UnknownCardError
 from engine.moves import decode_move, encode_move
+from engine.tuples import remove_one, replace_at
 
 GAME_ID = "minecraft-card-game"
 RESOURCE_PILES = 5
@@ -111,24 +112,21 @@ class CreeperTrigger(StrEnum):
 
 
 OPTIONS: tuple[OptionSpec, ...] = (
-    OptionSpec(
-        name="setup",
-        default=SetupMode.TOP_CARD.value,
-        choices=tuple(m.value for m in SetupMode),
-        help="top-card: piles face down with the top card turned up (sheet G2); "
+    OptionSpec.of(
+        "setup",
+        SetupMode.TOP_CARD,
+        "top-card: piles face down with the top card turned up (sheet G2); "
         "all-face-up: whole piles face up (sheet G1).",
     ),
-    OptionSpec(
-        name="creeper_at_setup",
-        default=CreeperAtSetup.DISCARD_NO_ATTACK.value,
-        choices=tuple(m.value for m in CreeperAtSetup),
-        help="A creeper turned up while setting up is discarded without an attack, or attacks.",
+    OptionSpec.of(
+        "creeper_at_setup",
+        CreeperAtSetup.DISCARD_NO_ATTACK,
+        "A creeper turned up while setting up is discarded without an attack, or attacks.",
     ),
-    OptionSpec(
-        name="creeper_trigger",
-        default=CreeperTrigger.MINE_ONLY.value,
-        choices=tuple(m.value for m in CreeperTrigger),
-        help="Only a creeper exposed by mining attacks (one exposed by TNT, hoe or re-deal is "
+    OptionSpec.of(
+        "creeper_trigger",
+        CreeperTrigger.MINE_ONLY,
+        "Only a creeper exposed by mining attacks (one exposed by TNT, hoe or re-deal is "
         "just discarded), or any exposed creeper attacks.",
     ),
 )
@@ -355,29 +353,16 @@ class _Work:
     # -- small helpers on tuples -------------------------------------------------------------
 
     def set_area(self, player: int, cards: tuple[str, ...]) -> None:
-        self.areas = _replace_at(self.areas, player - 1, cards)
+        self.areas = replace_at(self.areas, player - 1, cards)
 
     def set_rpile(self, index: int, cards: tuple[Slot, ...]) -> None:
-        self.resource_piles = _replace_at(self.resource_piles, index, cards)
+        self.resource_piles = replace_at(self.resource_piles, index, cards)
 
     def set_cpile(self, index: int, cards: tuple[Slot, ...]) -> None:
-        self.craft_piles = _replace_at(self.craft_piles, index, cards)
+        self.craft_piles = replace_at(self.craft_piles, index, cards)
 
 
 _STATE_FIELDS = tuple(McgState.__dataclass_fields__)
-
-
-def _replace_at(items: tuple[Any, ...], index: int, value: Any) -> tuple[Any, ...]:
-    return (*items[:index], value, *items[index + 1 :])
-
-
-def _remove_one(items: tuple[str, ...], card: str) -> tuple[str, ...] | None:
-    """`items` without one copy of `card`, or None when it is not there."""
-    try:
-        i = items.index(card)
-    except ValueError:
-        return None
-    return items[:i] + items[i + 1 :]
 
 
 def _player_name(n: int) -> str:
@@ -763,7 +748,7 @@ class MinecraftCardGame:
         seen = w.seen(zone)
         if seen is not None:
             self.catalog.card(seen)
-            rest = _remove_one(w.unseen, seen)
+            rest = remove_one(w.unseen, seen)
             if rest is None:
                 w.warn(
                     Code.IMPOSSIBLE_CARD,
@@ -778,7 +763,7 @@ class MinecraftCardGame:
         rng = random.Random(w.seed * 1_000_003 + w.draws)
         w.draws += 1
         card = candidates[rng.randrange(len(candidates))]
-        rest = _remove_one(w.unseen, card)
+        rest = remove_one(w.unseen, card)
         assert rest is not None
         w.unseen = rest
         return card
@@ -801,7 +786,7 @@ class MinecraftCardGame:
                 return
             self.catalog.card(seen)
             w.warn(Code.DESYNC, f"{zone} shows {seen} where {top} was expected")
-            rest = _remove_one(w.unseen, seen)
+            rest = remove_one(w.unseen, seen)
             if rest is None:
                 w.warn(
                     Code.IMPOSSIBLE_CARD,
@@ -906,7 +891,7 @@ class MinecraftCardGame:
                 taken, rest = card, pile[:i] + pile[i + 1 :]
             elif top is None:
                 taken, rest = card, pile[1:]
-                left = _remove_one(w.unseen, card)
+                left = remove_one(w.unseen, card)
                 if left is None:
                     w.warn(Code.IMPOSSIBLE_CARD, f"{card} cannot be in {zone}", player)
                 else:
@@ -914,7 +899,7 @@ class MinecraftCardGame:
             else:
                 # Something else than the known top was taken: the table is the truth.
                 w.warn(Code.DESYNC, f"{card} was taken from {zone} whose top is {top}", player)
-                left = _remove_one(w.unseen, card)
+                left = remove_one(w.unseen, card)
                 if left is None:
                     w.warn(Code.IMPOSSIBLE_CARD, f"{card} cannot be in {zone}", player)
                     left = w.unseen
@@ -1019,7 +1004,7 @@ class MinecraftCardGame:
                 w.used = w.used | {move.sword}
         elif move.card is not None:
             self.catalog.card(move.card)
-            rest = _remove_one(w.areas[p - 1], move.card)
+            rest = remove_one(w.areas[p - 1], move.card)
             if rest is None:
                 w.warn(Code.NOT_OWNED, f"{move.card} is not in {_player_name(p)}'s area", p)
             elif not self.is_resource(move.card):
@@ -1030,7 +1015,7 @@ class MinecraftCardGame:
         else:
             raise SetupError("creeper-discard needs either 'card' or 'sword'")
         if w.owed[p - 1] > 0:
-            w.owed = _replace_at(w.owed, p - 1, w.owed[p - 1] - 1)
+            w.owed = replace_at(w.owed, p - 1, w.owed[p - 1] - 1)
         self._resolve_attacks_if_settled(w)
 
     def _check_tool(self, w: _Work, player: int, card: str, tool: str | None) -> bool:
@@ -1083,18 +1068,18 @@ class MinecraftCardGame:
         self._begin_action(w, p)
         source = move.source
         if source == "reserve":
-            rest = _remove_one(w.reserves[p - 1], card)
+            rest = remove_one(w.reserves[p - 1], card)
             if rest is None:
                 w.warn(Code.NOT_OWNED, f"{card} is not in {_player_name(p)}'s card holder", p)
                 # The table is the truth: the card came from out of sight, or it is a copy
                 # the deck does not have.
-                unseen = _remove_one(w.unseen, card)
+                unseen = remove_one(w.unseen, card)
                 if unseen is None:
                     w.warn(Code.IMPOSSIBLE_CARD, f"{card} is already elsewhere on the table", p)
                 else:
                     w.unseen = unseen
             else:
-                w.reserves = _replace_at(w.reserves, p - 1, rest)
+                w.reserves = replace_at(w.reserves, p - 1, rest)
         elif source.startswith("craft-pile-") and source[11:].isdigit():
             index = int(source[11:]) - 1
             if not 0 <= index < CRAFT_PILES:
@@ -1110,7 +1095,7 @@ class MinecraftCardGame:
         paid: list[str] = []
         for c in move.pay:
             self.catalog.card(c)
-            rest = _remove_one(area, c)
+            rest = remove_one(area, c)
             if rest is None:
                 w.warn(Code.NOT_OWNED, f"{c} was paid but is not in {_player_name(p)}'s area", p)
                 continue
@@ -1161,7 +1146,7 @@ class MinecraftCardGame:
         card = self._take_from_pile(w, "craft", move.pile - 1, move.card, p)
         self._reveal_top(w, "craft", move.pile - 1)
         if card is not None:
-            w.reserves = _replace_at(w.reserves, p - 1, (*w.reserves[p - 1], card))
+            w.reserves = replace_at(w.reserves, p - 1, (*w.reserves[p - 1], card))
         self._check_end(w, p)
 
     def _use_tool(self, w: _Work, move: UseTool) -> None:
@@ -1188,7 +1173,7 @@ class MinecraftCardGame:
             if target is None or not 1 <= target <= w.players or target == p:
                 w.warn(Code.WRONG_TOOL, "a shovel targets one opponent", p)
             else:
-                w.skip = _replace_at(w.skip, target - 1, w.skip[target - 1] + 1)
+                w.skip = replace_at(w.skip, target - 1, w.skip[target - 1] + 1)
         elif tool == "hoe":
             for i in range(RESOURCE_PILES):
                 pile = w.resource_piles[i]
@@ -1226,7 +1211,7 @@ class MinecraftCardGame:
         elif zone.startswith("reserve-"):
             i = int(zone.rsplit("-", 1)[1]) - 1
             old = w.reserves[i]
-            w.reserves = _replace_at(w.reserves, i, cards)
+            w.reserves = replace_at(w.reserves, i, cards)
         elif zone == "discard":
             old, w.discard = w.discard, cards
         else:

@@ -41,6 +41,7 @@ from engine.catalog import Catalog, load_catalog
 from engine.core import Audience, GameWarning, OptionSpec, Step, register, resolve_options
 from engine.errors import MoveFormatError, SetupError, UnknownCardError
 from engine.moves import decode_move, encode_move
+from engine.tuples import remove_one, replace_at
 
 GAME_ID = "minecraft-explorers"
 DISPLAY_SIZE = 5
@@ -159,39 +160,34 @@ class PartialFill(StrEnum):
 
 
 OPTIONS: tuple[OptionSpec, ...] = (
-    OptionSpec(
-        name="items_pool",
-        default=ItemsPool.PER_PLAYER.value,
-        choices=tuple(m.value for m in ItemsPool),
-        help="per-player: each player spends only the items and trophies in front of them; "
+    OptionSpec.of(
+        "items_pool",
+        ItemsPool.PER_PLAYER,
+        "per-player: each player spends only the items and trophies in front of them; "
         "shared: any player's items serve the team.",
     ),
-    OptionSpec(
-        name="difficulty",
-        default=Difficulty.FIRST_GAME.value,
-        choices=tuple(m.value for m in Difficulty),
-        help="Chests in play: first-game = chests 01-05; easy 5, normal 6, hard 7, hardcore 8 "
+    OptionSpec.of(
+        "difficulty",
+        Difficulty.FIRST_GAME,
+        "Chests in play: first-game = chests 01-05; easy 5, normal 6, hard 7, hardcore 8 "
         "drawn at random (a setup may list them instead).",
     ),
-    OptionSpec(
-        name="armor_cancels",
-        default=ArmorCancels.EVENT.value,
-        choices=tuple(m.value for m in ArmorCancels),
-        help="One iron armor cancels a whole reveal event (event) or one mob of it (mob).",
+    OptionSpec.of(
+        "armor_cancels",
+        ArmorCancels.EVENT,
+        "One iron armor cancels a whole reveal event (event) or one mob of it (mob).",
     ),
-    OptionSpec(
-        name="drawn_special",
-        default=DrawnSpecial.ORDINARY.value,
-        choices=tuple(m.value for m in DrawnSpecial),
-        help="A woodland mansion or ocean monument drawn into the display is an ordinary "
+    OptionSpec.of(
+        "drawn_special",
+        DrawnSpecial.ORDINARY,
+        "A woodland mansion or ocean monument drawn into the display is an ordinary "
         "display card (ordinary) or is set beside it as an extra card while the refill goes on "
         "(extra).",
     ),
-    OptionSpec(
-        name="partial_fill",
-        default=PartialFill.ALLOWED.value,
-        choices=tuple(m.value for m in PartialFill),
-        help="Items may wait under a chest until it is complete (allowed), or a chest must be "
+    OptionSpec.of(
+        "partial_fill",
+        PartialFill.ALLOWED,
+        "Items may wait under a chest until it is complete (allowed), or a chest must be "
         "filled in one action (forbidden).",
     ),
 )
@@ -425,7 +421,7 @@ class _Work:
         )
 
     def set_area(self, player: int, cards: tuple[str, ...]) -> None:
-        self.areas = _replace_at(self.areas, player - 1, cards)
+        self.areas = replace_at(self.areas, player - 1, cards)
 
     def seen(self, zone: str) -> str | None:
         """The next card a move says turned up in `zone` (consumed), if it says so."""
@@ -433,19 +429,6 @@ class _Work:
         if not queue:
             return None
         return queue.pop(0)
-
-
-def _replace_at(items: tuple[Any, ...], index: int, value: Any) -> tuple[Any, ...]:
-    return (*items[:index], value, *items[index + 1 :])
-
-
-def _remove_one(items: tuple[str, ...], card: str) -> tuple[str, ...] | None:
-    """`items` without one copy of `card`, or None when it is not there."""
-    try:
-        i = items.index(card)
-    except ValueError:
-        return None
-    return items[:i] + items[i + 1 :]
 
 
 def _who(n: int) -> str:
@@ -989,7 +972,7 @@ class MinecraftExplorers:
                 return None
             found = elsewhere
         owner, card = found
-        rest = _remove_one(w.areas[owner - 1], card)
+        rest = remove_one(w.areas[owner - 1], card)
         assert rest is not None
         w.set_area(owner, rest)
         return card
@@ -1017,7 +1000,7 @@ class MinecraftExplorers:
                 continue
             reduction += int(self.attr(card, "reduction", 0))
             if card in w.used:
-                rest = _remove_one(w.areas[owner - 1], card)
+                rest = remove_one(w.areas[owner - 1], card)
                 assert rest is not None
                 w.set_area(owner, rest)
                 w.used = w.used - {card}
@@ -1034,7 +1017,7 @@ class MinecraftExplorers:
         if seen is not None:
             card = self._canonical(seen) or seen
             self.catalog.card(card)
-            rest = _remove_one(w.unseen, card)
+            rest = remove_one(w.unseen, card)
             if rest is None:
                 w.warn(
                     Code.IMPOSSIBLE_CARD,
@@ -1048,7 +1031,7 @@ class MinecraftExplorers:
         rng = random.Random(w.seed * 1_000_003 + w.draws)
         w.draws += 1
         card = candidates[rng.randrange(len(candidates))]
-        rest = _remove_one(w.unseen, card)
+        rest = remove_one(w.unseen, card)
         assert rest is not None
         w.unseen = rest
         return card
@@ -1063,7 +1046,7 @@ class MinecraftExplorers:
             return card
         self.catalog.card(seen_id)
         w.warn(Code.DESYNC, f"{zone} shows {seen_id} where {card} was expected")
-        rest = _remove_one(w.unseen, seen_id)
+        rest = remove_one(w.unseen, seen_id)
         if rest is None:
             w.warn(Code.IMPOSSIBLE_CARD, f"{seen_id} turned up in {zone} but is elsewhere")
             rest = w.unseen
@@ -1082,7 +1065,7 @@ class MinecraftExplorers:
             if card == slot:
                 return slot
             w.warn(Code.DESYNC, f"{zone} turned up {card} where {slot} was expected")
-            rest = _remove_one(w.unseen, card)
+            rest = remove_one(w.unseen, card)
             if rest is None:
                 w.warn(Code.IMPOSSIBLE_CARD, f"{card} turned up in {zone} but is elsewhere")
                 rest = w.unseen
@@ -1096,7 +1079,7 @@ class MinecraftExplorers:
             card = self._landscape_ref(seen, slot)
             if slot is not None and self.landscape_of(card) != slot:
                 w.warn(Code.DESYNC, f"{zone} turned up {card} under a {slot} front")
-            rest = _remove_one(w.unseen, card)
+            rest = remove_one(w.unseen, card)
             if rest is None:
                 w.warn(Code.IMPOSSIBLE_CARD, f"{card} turned up in {zone} but is elsewhere")
             else:
@@ -1151,7 +1134,7 @@ class MinecraftExplorers:
                 elif token is None:
                     full = self._canonical(seen) or seen
                     self.catalog.card(full)
-                    rest = _remove_one(w.unseen, full)
+                    rest = remove_one(w.unseen, full)
                     if rest is None:
                         w.warn(Code.IMPOSSIBLE_CARD, f"{full} turned up in {zone} but is elsewhere")
                     else:
@@ -1166,7 +1149,7 @@ class MinecraftExplorers:
         ):
             w.display = (*w.display, (card,))
             return self._refill_slot(w, index)
-        w.display = _replace_at(w.display, index, (card,))
+        w.display = replace_at(w.display, index, (card,))
         return True
 
     def _mob_candidates(self, w: _Work) -> list[str]:
@@ -1270,7 +1253,7 @@ class MinecraftExplorers:
         if card is None:
             w.warn(Code.IMPOSSIBLE_CARD, f"nothing is left that could lie in {zone}", p)
             return
-        w.display = _replace_at(w.display, index, ())
+        w.display = replace_at(w.display, index, ())
         w.display = _trim(w.display)
         if self.is_village(card):
             trade = self.attr(card, "trade")
@@ -1319,7 +1302,7 @@ class MinecraftExplorers:
         for i, slot in enumerate(w.display):
             if slot and i not in kept:
                 bottom.append(slot[0])
-                w.display = _replace_at(w.display, i, ())
+                w.display = replace_at(w.display, i, ())
         w.landscape_deck = (*w.landscape_deck, *bottom)
         display = list(w.display[:DISPLAY_SIZE]) + [
             s for i, s in enumerate(w.display[DISPLAY_SIZE:], DISPLAY_SIZE) if s
@@ -1339,7 +1322,7 @@ class MinecraftExplorers:
         reduction = self._use_tools(w, p, move.tools, "sword")
         cost = max(0, self.cost_of(mob) - reduction)
         self._pay(w, p, cost, f"fighting a {mob}")
-        rest = _remove_one(w.mobs, mob)
+        rest = remove_one(w.mobs, mob)
         if rest is None or not self.is_mob(mob):
             w.warn(Code.NO_MOB, f"no {mob} is on the table", p)
             return
@@ -1355,7 +1338,7 @@ class MinecraftExplorers:
         else:
             mob = self._canonical(ref) or ref
             self.catalog.card(mob)
-        rest = _remove_one(w.mobs, mob)
+        rest = remove_one(w.mobs, mob)
         if rest is None or not self.is_mob(mob):
             w.warn(Code.NO_MOB, f"no {mob} is on the table", player)
             return
@@ -1397,7 +1380,7 @@ class MinecraftExplorers:
                 if chest not in w.filled and self.assignment(needs, [*under, card]) is None:
                     w.warn(Code.WRONG_ITEM, f"{chest} does not take {card} (needs {', '.join(needs)})", p)
                 under.append(card)
-            w.chest_items = _replace_at(w.chest_items, ci, tuple(under))
+            w.chest_items = replace_at(w.chest_items, ci, tuple(under))
             if chest in w.filled:
                 continue
             left = self.assignment(needs, under)
@@ -1482,7 +1465,7 @@ class MinecraftExplorers:
             if cards and None in w.landscape_deck:
                 i = w.landscape_deck.index(None)
                 w.landscape_deck = w.landscape_deck[:i] + w.landscape_deck[i + 1 :]
-                rest = _remove_one(w.unseen, cards[0])
+                rest = remove_one(w.unseen, cards[0])
                 assert rest is not None
                 w.unseen = rest
                 self._place_extra(w, cards[0])

@@ -192,57 +192,49 @@ class ShelterScope(StrEnum):
 
 
 OPTIONS: tuple[OptionSpec, ...] = (
-    OptionSpec(
-        name="deck",
-        default=DeckMode.SCALED.value,
-        choices=tuple(m.value for m in DeckMode),
-        help="scaled: the seed's per-player deck list; full: every card of the box.",
+    OptionSpec.of(
+        "deck",
+        DeckMode.SCALED,
+        "scaled: the seed's per-player deck list; full: every card of the box.",
     ),
-    OptionSpec(
-        name="food",
-        default=FoodCount.ALL.value,
-        choices=tuple(m.value for m in FoodCount),
-        help="all: all 20 food at every player count; per-player: 6 per player (at most 20).",
+    OptionSpec.of(
+        "food",
+        FoodCount.ALL,
+        "all: all 20 food at every player count; per-player: 6 per player (at most 20).",
     ),
-    OptionSpec(
-        name="tree",
-        default=TreeRule.GENERATOR.value,
-        choices=tuple(m.value for m in TreeRule),
-        help="generator: a tree in the hotbar grows and yields wood like a sapling; "
+    OptionSpec.of(
+        "tree",
+        TreeRule.GENERATOR,
+        "generator: a tree in the hotbar grows and yields wood like a sapling; "
         "grown: a tree is ready to harvest at once.",
     ),
-    OptionSpec(
-        name="harvest_yield",
-        default=HarvestYield.GENERATOR.value,
-        choices=tuple(m.value for m in HarvestYield),
-        help="generator: the harvested card decides the yield (sapling/tree: wood, seed: food); "
+    OptionSpec.of(
+        "harvest_yield",
+        HarvestYield.GENERATOR,
+        "generator: the harvested card decides the yield (sapling/tree: wood, seed: food); "
         "drawn-card: the card taken from the gardening pile decides (tree: wood, seed: food, "
         "sapling: nothing).",
     ),
-    OptionSpec(
-        name="axe_in",
-        default=AxeIn.ANYWHERE.value,
-        choices=tuple(m.value for m in AxeIn),
-        help="Where an axe must be for 2 wood + 1 stick per tree harvested: anywhere held, or "
+    OptionSpec.of(
+        "axe_in",
+        AxeIn.ANYWHERE,
+        "Where an axe must be for 2 wood + 1 stick per tree harvested: anywhere held, or "
         "in the hotbar.",
     ),
-    OptionSpec(
-        name="weather_counts",
-        default=WeatherCounts.PLAYER_TURNS.value,
-        choices=tuple(m.value for m in WeatherCounts),
-        help="A weather card lasts 3 player turns, or 3 rounds, after the turn it was played.",
+    OptionSpec.of(
+        "weather_counts",
+        WeatherCounts.PLAYER_TURNS,
+        "A weather card lasts 3 player turns, or 3 rounds, after the turn it was played.",
     ),
-    OptionSpec(
-        name="starving",
-        default=Starving.NOTHING.value,
-        choices=tuple(m.value for m in Starving),
-        help="What a turn costs a player with no hunger token left: nothing, or 1 health.",
+    OptionSpec.of(
+        "starving",
+        Starving.NOTHING,
+        "What a turn costs a player with no hunger token left: nothing, or 1 health.",
     ),
-    OptionSpec(
-        name="shelter_scope",
-        default=ShelterScope.ALL.value,
-        choices=tuple(m.value for m in ShelterScope),
-        help="all: shelter cancels every weather effect for its owner (damage, discards, bans, "
+    OptionSpec.of(
+        "shelter_scope",
+        ShelterScope.ALL,
+        "all: shelter cancels every weather effect for its owner (damage, discards, bans, "
         "generator changes); immediate: only the effects when the weather is played.",
     ),
     OptionSpec(
