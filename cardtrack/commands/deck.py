@@ -114,6 +114,7 @@ def print_command(args: argparse.Namespace) -> int:
     print(
         f"wrote {result.path}: {result.cards} cards on {result.sheets} sheets "
         f"({result.pages} pages, {result.per_page} cards a page, {result.paper.value})"
+        + (f", then {result.token_pages} one-sided token page(s)" if result.token_pages else "")
     )
     print("print at 100% / actual size, two-sided, flip on the long edge; check the 50 mm bar")
     return 0

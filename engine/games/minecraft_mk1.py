@@ -787,7 +787,9 @@ class MinecraftMk1:
             *(f"health-{p}" for p in seats),
             *(f"hunger-{p}" for p in seats),
         }
-        other = {"night", "current", "ages"}
+        # `box` (the cards the player count sets aside) follows from the deck option; a setup
+        # written from `zones()` names it, and it is accepted as given by that rule.
+        other = {"night", "current", "ages", "box"}
         for zone in setup:
             if zone not in card_zones | count_zones | other:
                 raise SetupError(

@@ -152,3 +152,13 @@ def test_suite_plays_every_option_value() -> None:
             played.add((spec.name, given.get(spec.name, str(spec.default))))
     wanted = {(s.name, str(c)) for s in OPTIONS for c in s.choices}
     assert not wanted - played
+
+
+@pytest.mark.parametrize("players", [3, 5])
+def test_a_table_written_from_zones_sets_up_the_same_table(players: int) -> None:
+    """A camera's opening deal is written as `zones()` (the box of set-aside cards included)."""
+    ruleset = get_game("minecraft-mk1")
+    state = ruleset.initial_state(players=players, seed=11)
+    zones = ruleset.zones(state)
+    again = ruleset.initial_state(players=players, setup={k: list(v) for k, v in zones.items()})
+    assert ruleset.zones(again) == zones
