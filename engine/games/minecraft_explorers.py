@@ -1621,7 +1621,36 @@ class MinecraftExplorers:
             "over": self.is_over(state),
             "zones": shown,
             "damaged_tools": sorted(state.used),
+            "chest_progress": [
+                {
+                    "chest": chest,
+                    "needs": list(self.chest_needs(chest)),
+                    "items": list(items),
+                    "filled": chest in state.filled,
+                }
+                for chest, items in zip(state.chests, state.chest_items, strict=False)
+            ],
+            "game_over_chance": self.game_over_chance(state),
         }
+
+    def game_over_chance(self, state: ExplorersState) -> float:
+        """The chance that the next mob revealed is the game-over card, from what the table
+        shows. At setup the game-over card is shuffled with the last `GAME_OVER_DEPTH` mobs,
+        so it lies among the bottom `GAME_OVER_DEPTH + 1` cards of the mob deck with equal
+        chance. While more cards than that remain, the top card cannot be it (0); once `n` of
+        those bottom cards remain and it has not turned up, it is any of them alike (1/n). It
+        is 0 when the card already turned up (mobs, discard), when the deck is empty, and when
+        the table was set up without it (not in the deck, not among the unseen cards, and no
+        card of the deck unknown)."""
+        n = len(state.mob_deck)
+        if n == 0 or GAME_OVER in state.mobs or GAME_OVER in state.discard:
+            return 0.0
+        possible = (
+            GAME_OVER in state.mob_deck or GAME_OVER in state.unseen or None in state.mob_deck
+        )
+        if not possible or n > GAME_OVER_DEPTH + 1:
+            return 0.0
+        return 1.0 / n
 
     # -- enumerating legal moves (simulation, interpretation) ----------------------------------
 

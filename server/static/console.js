@@ -437,8 +437,9 @@ function renderState() {
   } else {
     $("turn").replaceChildren(
       el("span", { text: t("turn_n", { n: view.turn ?? "" }) }), " • ",
-      el("span", { text: `${t("current_player")}: ${playerName(view, view.current)}` }), " • ",
-      el("span", { text: t("actions_left", { n: actionsLeft(view) }) }));
+      el("span", { text: `${t("current_player")}: ${playerName(view, view.current)}` }),
+      ...(typeof view.allowed === "number"
+        ? [" • ", el("span", { text: t("actions_left", { n: actionsLeft(view) }) })] : []));
   }
   const winner = $("winner");
   winner.hidden = view.winner === null || view.winner === undefined;

@@ -1,14 +1,16 @@
 /*
  * The overlay (OBS browser source): per-player panels with score, holdings and reserve, the
- * table's piles with the card on top, whose turn it is, warnings as toasts that fade, and the
- * winner banner. It renders the view model and nothing else: every `state` message rebuilds the
- * whole picture, so a reload or a reconnect shows exactly the live game.
+ * table's piles with the card on top, whose turn it is, warnings as toasts that fade, the
+ * winner banner, and the game's own panel (panels.js) in the top corner. It renders the view
+ * model and nothing else: every `state` message rebuilds the whole picture, so a reload or a
+ * reconnect shows exactly the live game.
  */
 
 import {
   Live, actionsLeft, usedTools, cardChip, el, groupCards, icon, loadCatalog, loadI18n, playerName,
   readParams, t, tableGroups, warningText, zoneCount, zoneLabel, zoneTop,
 } from "/static/app.js";
+import { renderGamePanel } from "/static/panels.js";
 
 const params = readParams("public");
 const query = new URLSearchParams(window.location.search);
@@ -72,6 +74,7 @@ function renderPlayers(view) {
   const used = usedTools(view);
   const target = Number(view.target ?? 0);
   box.dataset.count = String((view.players ?? []).length);
+  const hasReserve = Object.keys(view.zones ?? {}).some((z) => z.startsWith("reserve"));
   box.replaceChildren(...(view.players ?? []).map((p) => {
     const isCurrent = !view.over && Number(view.current) === Number(p.n);
     const isWinner = view.winner !== null && view.winner !== undefined
@@ -94,13 +97,14 @@ function renderPlayers(view) {
       target > 0 ? el("span", { class: "player-target", text: `/ ${target}` }) : null),
     target > 0 ? el("div", { class: "progress" }, el("div", { style: `width: ${pct}%` })) : null,
     isCurrent ? el("div", { class: "player-turn" },
-      `▶ ${t("actions_left", { n: left })}`) : null,
+      typeof view.allowed === "number" ? `▶ ${t("actions_left", { n: left })}` : "▶") : null,
     el("div", { class: "holdings" },
       groupCards(catalog, holdings).map(([id, n]) =>
         cardChip(catalog, id, { count: n, used: used.has(id) }))),
-    el("div", { class: "reserve" },
+    // Only games with a reserve (the Mattel game) show the reserve row.
+    hasReserve ? el("div", { class: "reserve" },
       el("span", { text: `${t("reserve")}:` }),
-      reserve.length ? reserve.map((id) => cardChip(catalog, id)) : el("span", { text: "—" })));
+      reserve.length ? reserve.map((id) => cardChip(catalog, id)) : el("span", { text: "—" })) : null);
   }));
 }
 
@@ -114,12 +118,16 @@ function renderTurn(view) {
   const left = actionsLeft(view);
   const pips = el("span", { class: "pips", title: t("actions_left", { n: left }) });
   for (let i = 0; i < allowed; i += 1) pips.append(el("span", { class: `pip${i < left ? " on" : ""}` }));
-  bar.replaceChildren(
+  // Games without an action count (Explorers pays in hunger, Angry Birds has rounds) show no
+  // pips and no "actions left"; replaceChildren would print a null as text, so none is passed.
+  const counted = typeof view.allowed === "number";
+  bar.replaceChildren(...[
     el("span", { class: "turn", text: t("turn_n", { n: view.turn ?? "" }) }),
     el("span", { class: "sep", text: "•" }),
     el("span", { class: "who", text: playerName(view, view.current) }),
-    allowed > 0 ? pips : null,
-    el("span", { class: "left", text: t("actions_left", { n: left }) }));
+    counted && allowed > 0 ? pips : null,
+    counted ? el("span", { class: "left", text: t("actions_left", { n: left }) }) : null,
+  ].filter(Boolean));
   bar.hidden = false;
 }
 
@@ -181,6 +189,14 @@ function renderStatus(view) {
   line.hidden = problems.length === 0;
 }
 
+function renderPanel(view) {
+  const box = document.getElementById("game-panel");
+  renderGamePanel(box, view, catalog);
+  // Warnings toast below the panel, never over it.
+  const toasts = document.getElementById("toasts");
+  toasts.style.top = box.hidden ? "" : `${box.offsetTop + box.offsetHeight + 12}px`;
+}
+
 async function onState(view) {
   catalog = await loadCatalog(view.game);
   lastView = view;
@@ -189,6 +205,7 @@ async function onState(view) {
   renderTable(view);
   renderBanner(view);
   renderStatus(view);
+  renderPanel(view);
   toastNewWarnings(view);
   document.body.dataset.seq = String(view.seq ?? "");
 }

@@ -8,6 +8,7 @@ import {
   Live, actionsLeft, usedTools, el, groupCards, icon, languageLinks, loadCatalog, loadI18n, moveText,
   playerName, readParams, t, tableGroups, warningText, zoneCount, zoneLabel, zoneTop,
 } from "/static/app.js";
+import { renderGamePanel } from "/static/panels.js";
 
 const params = readParams("public");
 let catalog = null;
@@ -131,6 +132,7 @@ async function onState(view) {
   renderHeader(view);
   renderWinner(view);
   renderScores(view);
+  renderGamePanel(document.getElementById("game-panel"), view, catalog);
   renderPiles(view);
   renderAreas(view);
   renderLog(view);
