@@ -31,6 +31,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from browser_helpers import CHROMIUM, shot
 from fastapi import FastAPI
 
 from engine import get_game
@@ -49,17 +50,10 @@ from vision.synth.truth import Truth, load_truth
 
 REPO = Path(__file__).resolve().parents[2]
 CLIP = REPO / "datasets" / "footage" / "mattel-2p-tnt-endgame"
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync",
-]
 NAMES = ("Alex", "Bea")
 TOKEN = "footage-token-42"
-SHOTS = Path(__file__).parent / "screenshots"
 I18N = REPO / "server" / "i18n"
 RUN_TIMEOUT_S = 180.0
-WAIT_MS = 15_000
 
 pytestmark = [
     pytest.mark.skipif(not CHROMIUM.exists(), reason="needs Debian's chromium at /usr/bin/chromium"),
@@ -160,39 +154,6 @@ def oracle(truth: Truth, tmp_path_factory: pytest.TempPathFactory) -> Iterator[F
 
 
 # -- the browser ---------------------------------------------------------------------------------------
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    sync_api = pytest.importorskip("playwright.sync_api")
-    with sync_api.sync_playwright() as pw:
-        chromium = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        yield chromium
-        chromium.close()
-
-
-@pytest.fixture
-def new_page(browser: Any) -> Iterator[Any]:
-    contexts: list[Any] = []
-    errors: list[str] = []
-
-    def make(width: int = 1920, height: int = 1080) -> Any:
-        context = browser.new_context(viewport={"width": width, "height": height})
-        contexts.append(context)
-        page = context.new_page()
-        page.set_default_timeout(WAIT_MS)
-        page.on("pageerror", lambda exc: errors.append(str(exc)))
-        return page
-
-    yield make
-    for context in contexts:
-        context.close()
-    assert not errors, f"script errors in the page: {errors}"
-
-
-def shot(page: Any, name: str, **kwargs: Any) -> None:
-    SHOTS.mkdir(exist_ok=True)
-    page.screenshot(path=str(SHOTS / name), **kwargs)
 
 
 def wait_seq(page: Any, seq: int) -> None:

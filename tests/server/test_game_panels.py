@@ -12,17 +12,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from browser_helpers import shot
+
 from engine import get_game
 from server.settings import ServerSettings
-from tests.server.test_pages import (  # noqa: F401  (fixtures used by name)
-    browser,
-    browser_test,
-    call,
-    new_page,
-    serving,
-    shot,
-    wait_seq,
-)
+from tests.server.test_pages import browser_test, call, serving, wait_seq
 
 NAMES = ("Alex", "Bea")
 SEED = 11
@@ -44,7 +38,7 @@ def percent(chance: float) -> str:
 
 @browser_test
 def test_explorers_panel_shows_mob_deck_and_game_over_chance(
-    new_page: Any, tmp_path: Path  # noqa: F811
+    new_page: Any, tmp_path: Path
 ) -> None:
     with serving(settings(tmp_path, "minecraft-explorers")) as base:
         view = call(base, "GET", "/api/state")
@@ -86,7 +80,7 @@ def test_game_over_chance_counts_the_bottom_cards() -> None:
 
 @browser_test
 def test_angry_birds_panel_announces_the_round_before_take(
-    new_page: Any, tmp_path: Path  # noqa: F811
+    new_page: Any, tmp_path: Path
 ) -> None:
     game = "angry-birds-power-cards"
     ruleset: Any = get_game(game)
@@ -132,7 +126,7 @@ def test_angry_birds_panel_announces_the_round_before_take(
 
 @browser_test
 def test_mk1_panel_shows_health_and_hunger(
-    new_page: Any, tmp_path: Path  # noqa: F811
+    new_page: Any, tmp_path: Path
 ) -> None:
     with serving(settings(tmp_path, "minecraft-mk1")) as base:
         view = call(base, "GET", "/api/state")

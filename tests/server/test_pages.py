@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from browser_helpers import CHROMIUM, shot
 from fastapi import FastAPI
 from PIL import Image
 
@@ -33,18 +34,11 @@ from server.app import create_app
 from server.feeds import SimulatedFeed
 from server.settings import ServerSettings
 
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync",
-]
 GAME = "minecraft-card-game"
 NAMES = ("Alex", "Bea", "Chen")
 SEED = 7
 TOKEN = "table-token-1234"
-SHOTS = Path(__file__).parent / "screenshots"
 I18N = Path(__file__).resolve().parents[2] / "server" / "i18n"
-WAIT_MS = 15_000
 
 browser_test = pytest.mark.skipif(
     not CHROMIUM.exists(),
@@ -164,39 +158,6 @@ def api_scores(view: dict[str, Any]) -> dict[int, int]:
 
 
 # -- the browser -------------------------------------------------------------------------------------
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    sync_api = pytest.importorskip("playwright.sync_api")
-    with sync_api.sync_playwright() as pw:
-        chromium = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        yield chromium
-        chromium.close()
-
-
-@pytest.fixture
-def new_page(browser: Any) -> Iterator[Any]:
-    contexts: list[Any] = []
-    errors: list[str] = []
-
-    def make(width: int = 1920, height: int = 1080) -> Any:
-        context = browser.new_context(viewport={"width": width, "height": height})
-        contexts.append(context)
-        page = context.new_page()
-        page.set_default_timeout(WAIT_MS)
-        page.on("pageerror", lambda exc: errors.append(str(exc)))
-        return page
-
-    yield make
-    for context in contexts:
-        context.close()
-    assert not errors, f"script errors in the page: {errors}"
-
-
-def shot(page: Any, name: str, **kwargs: Any) -> bytes:
-    SHOTS.mkdir(exist_ok=True)
-    return page.screenshot(path=str(SHOTS / name), **kwargs)  # type: ignore[no-any-return]
 
 
 def wait_seq(page: Any, seq: int) -> None:
