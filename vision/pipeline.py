@@ -481,6 +481,7 @@ class Pipeline:
 
             self.token_counter = TokenCounter(model=self.token_model, layout=self.layout,
                                               table_to_image=profile.table_to_image)
+        self._counts: dict[str, int] = {}  # counter zone -> its number when last counted
 
     def _to_table(self, points: np.ndarray) -> np.ndarray:
         return self.profile.image_to_table(points)
@@ -496,6 +497,7 @@ class Pipeline:
         self.interpreter.reset()
         self._pending_since = None
         self._last_read.clear()
+        self._counts.clear()
 
     # -- one frame ----------------------------------------------------------------------------------
 
@@ -544,7 +546,13 @@ class Pipeline:
             with timed("snapshot"):
                 counts = None
                 if self.token_counter is not None:
-                    counts = self.token_counter.counts(image, sorted(readable & set(self.token_counter.zones)))
+                    # A counter zone is counted again only when something moved in it since it
+                    # was last counted (the model takes milliseconds per zone).
+                    mine = readable & set(self.token_counter.zones)
+                    stale = sorted(z for z in mine if z in self._dirty or z not in self._counts)
+                    if stale:
+                        self._counts.update(self.token_counter.counts(image, stale))
+                    counts = {z: self._counts[z] for z in mine}
                 snapshot = build_snapshot(contents, readable, index, float(frame.time), counts)
             with timed("interpret"):
                 interpretation = self.interpreter.observe(self.belief, snapshot)
