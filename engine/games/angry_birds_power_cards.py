@@ -383,7 +383,8 @@ class RoundResult:
 
     `complete`: every player of the round has laid a card and the stat is known. `winner` or
     `tied` (two or more players) is set only then; `by_stat` gives both for every nameable
-    stat while the stat is not named yet. `pot` lists the cards already waiting in the pot.
+    stat while the stat is not named yet, and `values_by_stat` each card's value under it.
+    `pot` lists the cards already waiting in the pot.
     """
 
     kind: RoundKind
@@ -397,6 +398,9 @@ class RoundResult:
     pot: tuple[str, ...]
     pig_owner: int = 0
     by_stat: Mapping[str, Mapping[str, Any]] = field(
+        default_factory=lambda: MappingProxyType({})
+    )
+    values_by_stat: Mapping[str, Mapping[int, int]] = field(
         default_factory=lambda: MappingProxyType({})
     )
 
@@ -416,6 +420,10 @@ class RoundResult:
             out["pig_owner"] = self.pig_owner
         if self.by_stat:
             out["by_stat"] = {k: dict(v) for k, v in self.by_stat.items()}
+        if self.values_by_stat:
+            out["values_by_stat"] = {
+                k: {str(p): v for p, v in vals.items()} for k, vals in self.values_by_stat.items()
+            }
         return out
 
 
@@ -864,16 +872,19 @@ class AngryBirdsPowerCards:
         if lone:
             waiting = ()
         by_stat: dict[str, Mapping[str, Any]] = {}
+        values_by_stat: dict[str, Mapping[int, int]] = {}
         if stat is None:
             if not waiting and cards:
                 for s in NAMEABLE:
                     vals = {p: self.value(c, s) for p, c in cards.items()}
                     win, even = self._decide(vals, 0, slingshot_tie)
                     by_stat[s.value] = MappingProxyType({"winner": win, "tied": list(even)})
+                    values_by_stat[s.value] = MappingProxyType(vals)
             return RoundResult(
                 kind=kind, stat=None, cards=MappingProxyType(cards), values=MappingProxyType({}),
                 waiting=waiting, complete=False, winner=None, tied=(), pot=tuple(pot),
                 pig_owner=pig_owner, by_stat=MappingProxyType(by_stat),
+                values_by_stat=MappingProxyType(values_by_stat),
             )
         values = {p: self.value(c, stat) for p, c in cards.items()}
         complete = not waiting and (bool(cards) or lone)

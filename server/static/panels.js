@@ -3,7 +3,8 @@
  * piles and scores, drawn from the view model's `details` and `zones` only. Explorers: the
  * mob deck's height, the chance that the next reveal is the game-over card, the mobs on the
  * table and each chest's progress. Angry Birds Power Cards: the round on the table, its stat,
- * each player's value and the winner (or the tie) as soon as every card lies in its slot.
+ * each player's value and the winner (or the tie) as soon as every card lies in its slot; while
+ * the stat is not named (said aloud at a camera table), the winner or the tie under every stat.
  * mk. I: health and hunger per player, daylight, the die and the weather with its turns left.
  * Every number is wrapped as its own isolated run, so right-to-left pages stay readable.
  */
@@ -47,7 +48,57 @@ function explorersPanel(view, catalog) {
   ];
 }
 
-function birdsPanel(view) {
+/** "P wins" or "Tie: P, Q" for a `{winner, tied}` outcome. */
+function outcomeText(view, outcome, winnerKey) {
+  const winner = outcome?.winner;
+  if (winner !== null && winner !== undefined) {
+    return t(winnerKey, { player: playerName(view, winner) });
+  }
+  const tied = (outcome?.tied ?? []).map(Number);
+  return t("panel.round_tie", { players: tied.map((n) => playerName(view, n)).join(", ") });
+}
+
+/**
+ * Every card is down but the stat is not named: one row per stat (the order of `by_stat`),
+ * each card's value under it (`values_by_stat`) and the winner or the tie. Rows share the
+ * grid's columns (subgrid), so values line up under the seat names in either direction.
+ */
+function byStatRows(view, round, seats) {
+  const byStat = round.by_stat ?? {};
+  const valuesByStat = round.values_by_stat ?? {};
+  // With three or four seats the result takes a line of its own under the values.
+  const many = seats.length > 2;
+  const grid = el("div", { class: `gp-by-stat${many ? " many" : ""}`, style: `--seats: ${seats.length}` },
+    el("div", { class: "gp-by-stat-head" },
+      el("span"),
+      seats.map((n) => el("bdi", { class: "gp-cell gp-name", title: playerName(view, n),
+        dataset: { player: n }, text: playerName(view, n) })),
+      el("span")));
+  for (const [key, outcome] of Object.entries(byStat)) {
+    const winner = outcome?.winner;
+    const hasWinner = winner !== null && winner !== undefined;
+    const tied = (outcome?.tied ?? []).map(Number);
+    const values = valuesByStat[key] ?? {};
+    grid.append(el("div", {
+      class: `gp-announce-stat${hasWinner ? "" : " tie"}`,
+      dataset: { stat: key, winner: hasWinner ? String(winner) : "" },
+    },
+    el("span", { class: "gp-label", text: t(`stat.${key}`, {}, key) }),
+    seats.map((n) => {
+      const v = values[String(n)];
+      const won = hasWinner && Number(winner) === n;
+      return el("bdi", {
+        class: `gp-cell gp-value${won ? " won" : ""}${tied.includes(n) ? " tied" : ""}`,
+        dataset: { player: n },
+        text: v === undefined || v === null ? "–" : String(v),
+      });
+    }),
+    el("span", { class: "gp-result", text: outcomeText(view, outcome, "panel.stat_winner") })));
+  }
+  return [el("div", { class: "gp-note", text: t("panel.by_stat") }), grid];
+}
+
+function birdsPanel(view, catalog) {
   const d = view.details ?? {};
   const round = d.pending_round;
   const statName = (s) => (s ? t(`stat.${s}`, {}, s) : t("panel.stat_unnamed"));
@@ -67,23 +118,28 @@ function birdsPanel(view) {
   const table = el("div", { class: "gp-values" });
   const seats = [...new Set([...Object.keys(cards), ...(round.waiting ?? []).map(String)])]
     .map(Number).sort((a, b) => a - b);
+  // Every card is down and the stat is still to be said: announce the outcome of each stat.
+  const unnamed = !round.stat && !(round.waiting ?? []).length
+    && Object.keys(round.by_stat ?? {}).length > 0;
   for (const n of seats) {
     const won = round.complete && Number(round.winner) === n;
     const tied = round.complete && (round.tied ?? []).map(Number).includes(n);
+    const card = cards[String(n)];
     table.append(el("div", {
       class: `gp-seat${won ? " won" : ""}${tied ? " tied" : ""}`, dataset: { player: n },
     },
     el("span", { class: "gp-name", text: playerName(view, n) }),
-    el("bdi", { class: "gp-value", text: n in values || String(n) in values
-      ? String(values[String(n)]) : "…" })));
+    unnamed
+      ? el("bdi", { class: "gp-card", dataset: { card: card ?? "" }, text: catalog.name(card) })
+      : el("bdi", { class: "gp-value", text: n in values || String(n) in values
+        ? String(values[String(n)]) : "…" })));
   }
   rows.push(table);
   if (round.complete) {
-    const tied = (round.tied ?? []).map(Number);
-    const text = round.winner !== null && round.winner !== undefined
-      ? t("panel.round_winner", { player: playerName(view, round.winner) })
-      : t("panel.round_tie", { players: tied.map((n) => playerName(view, n)).join(", ") });
+    const text = outcomeText(view, round, "panel.round_winner");
     rows.push(el("div", { class: "gp-announce", dataset: { winner: round.winner ?? "" }, text }));
+  } else if (unnamed) {
+    rows.push(...byStatRows(view, round, seats));
   } else {
     rows.push(el("div", { class: "gp-note", text: t("panel.waiting_cards") }));
   }

@@ -3,8 +3,9 @@
 Each test serves one seeded game with the page tests' server and browser helpers, plays moves
 over HTTP (computed with the engine from the same seeded deal the server dealt), and reads the
 panel the overlay draws from `details` and `zones`: the Explorers mob deck and the chance of
-the game-over card, the Angry Birds round winner announced before anyone takes the cards, the
-mk. I health counts. Screenshots go to `tests/server/screenshots/panel-*.png`.
+the game-over card, the Angry Birds round winner announced before anyone takes the cards (and,
+while the stat is not named, the winner or the tie under every stat), the mk. I health counts.
+Screenshots go to `tests/server/screenshots/panel-*.png`.
 """
 
 from __future__ import annotations
@@ -122,6 +123,101 @@ def test_angry_birds_panel_announces_the_round_before_take(
             assert announce.inner_text() == f"\u2068{NAMES[result.winner - 1]}\u2069 برندهٔ این دور است"
         assert page.query_selector("#game-panel").bounding_box()["x"] < 960
         shot(page, "panel-angry-birds-fa.png", omit_background=True)
+
+
+def stat_rows(page: Any) -> dict[str, dict[str, Any]]:
+    """The panel's rows per stat: winner attribute, result text and the values per seat."""
+    return page.evaluate(
+        """() => Object.fromEntries([...document.querySelectorAll(
+            '#game-panel .gp-announce-stat')].map((row) => [row.dataset.stat, {
+              winner: row.dataset.winner,
+              text: row.querySelector('.gp-result').innerText,
+              values: Object.fromEntries([...row.querySelectorAll('.gp-value')].map(
+                (v) => [v.dataset.player, v.innerText])),
+              label: row.querySelector('.gp-label').getBoundingClientRect().x,
+              result: row.querySelector('.gp-result').getBoundingClientRect().x,
+            }]))"""
+    )
+
+
+@browser_test
+def test_angry_birds_panel_announces_every_stat_while_the_stat_is_not_named(
+    new_page: Any, tmp_path: Path
+) -> None:
+    game = "angry-birds-power-cards"
+    ruleset: Any = get_game(game)
+    state = ruleset.initial_state(players=2, options=None, seed=SEED)
+    with serving(settings(tmp_path, game)) as base:
+        page = new_page()
+        page.goto(f"{base}/overlay")
+        page.wait_for_selector('#game-panel[data-game="angry-birds-power-cards"]')
+        posted = None
+        # The camera lays the cards; the stat is said aloud and never posted.
+        while not ruleset.round_result(state).cards or ruleset.round_result(state).waiting:
+            moves = [ruleset.move_to_dict(m) for m in ruleset.legal_moves(state)]
+            move = next(m for m in moves if m["move"] == "play")
+            posted = call(base, "POST", "/api/moves", {"move": move})
+            state = ruleset.apply(state, ruleset.parse_move(move)).state
+        assert posted is not None
+        result = ruleset.round_result(state)
+        assert result.stat is None and not result.complete and not result.waiting
+        by_stat = {k: dict(v) for k, v in result.by_stat.items()}
+        assert list(by_stat) == ["power", "distance", "aim", "rarity"]
+        # The seed deals a round with a winner for some stats and a tie for another.
+        assert any(o["winner"] is not None for o in by_stat.values())
+        assert any(o["winner"] is None for o in by_stat.values())
+        assert call(base, "GET", "/api/state")["details"]["pending_round"]["by_stat"] == by_stat
+        wait_seq(page, posted["seq"])
+        page.wait_for_selector("#game-panel .gp-announce-stat")
+        assert page.query_selector("#game-panel .gp-announce") is None
+        assert "Waiting for every card" not in page.inner_text("#game-panel")
+        rows = stat_rows(page)
+        assert list(rows) == list(by_stat)
+        for key, outcome in by_stat.items():
+            row = rows[key]
+            if outcome["winner"] is not None:
+                assert row["winner"] == str(outcome["winner"])
+                assert row["text"] == f"{NAMES[outcome['winner'] - 1]} wins"
+            else:
+                assert row["winner"] == ""
+                assert row["text"] == "Tie: " + ", ".join(NAMES[n - 1] for n in outcome["tied"])
+            assert row["values"] == {
+                str(n): str(v) for n, v in result.values_by_stat[key].items()
+            }
+            assert row["label"] < row["result"], "left to right: stat first"
+        power = page.query_selector('#game-panel .gp-announce-stat[data-stat="power"]')
+        assert power.query_selector(".gp-label").inner_text() == "Power"
+        for n, card in result.cards.items():
+            shown = page.query_selector(f'#game-panel .gp-seat[data-player="{n}"] .gp-card')
+            assert shown.get_attribute("data-card") == card
+        box = page.query_selector("#game-panel").bounding_box()
+        assert box["x"] + box["width"] <= 1920 and box["y"] + box["height"] <= 1080
+        shot(page, "panel-angry-birds-unnamed.png", omit_background=True)
+
+        page.goto(f"{base}/overlay?lang=fa")
+        page.wait_for_selector("#game-panel .gp-announce-stat")
+        assert page.evaluate("document.documentElement.dir") == "rtl"
+        rows = stat_rows(page)
+        assert list(rows) == list(by_stat)
+        for key, outcome in by_stat.items():
+            row = rows[key]
+            names = [NAMES[n - 1] for n in outcome["tied"]]
+            if outcome["winner"] is not None:
+                assert row["winner"] == str(outcome["winner"])
+                assert row["text"] == f"\u2068{NAMES[outcome['winner'] - 1]}\u2069 می‌برد"
+            else:
+                assert row["winner"] == ""
+                assert row["text"] == f"مساوی: \u2068{', '.join(names)}\u2069"
+            assert row["label"] > row["result"], "right to left: stat first, on the right"
+        label = page.query_selector('#game-panel .gp-announce-stat[data-stat="power"] .gp-label')
+        assert label.inner_text() == "قدرت"
+        shot(page, "panel-angry-birds-unnamed-fa.png", omit_background=True)
+
+        # The spectator page draws the same panel.
+        spectator = new_page()
+        spectator.goto(f"{base}/spectator")
+        spectator.wait_for_selector("#game-panel .gp-announce-stat")
+        assert list(stat_rows(spectator)) == list(by_stat)
 
 
 @browser_test
