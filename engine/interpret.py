@@ -33,6 +33,14 @@ class InterpretConfigError(EngineError):
     """An interpreter configuration value out of its meaningful range."""
 
 
+HOLD_SECONDS: dict[str, float] = {
+    # Who collected a round is seen only when they build with a won card, which players do a
+    # few seconds after collecting (the next round's cards come later).
+    "angry-birds-power-cards": 6.0,
+}
+"""Games whose camera cannot tell some explanations apart: seconds to hold such a change."""
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class InterpretConfig:
     """Tuning of the search and of the pending / desync policy.
@@ -64,6 +72,12 @@ class InterpretConfig:
       different scores within `confirm_margin` of the best (a newly turned-up card read as
       its runner-up would decide between them), wait up to `confirm_frames` for another
       read before taking the best. 0 frames never waits.
+    - `hold_seconds`: when full explanations score within `confirm_margin` of the best but
+      leave different states (the camera cannot tell them apart: which player collected an
+      Angry Birds round under their face-down deck), hold the
+      change this long for a later one that does (the winner building with a won card), then
+      take the best. A change the held explanation cannot account for ends the hold at once:
+      the held moves are taken and the new change is read from them. 0 takes the best at once.
     - `alternatives`: how many runner-up explanations to report to the operator console.
     """
 
@@ -83,13 +97,22 @@ class InterpretConfig:
     lacking_cards: int = 2
     confirm_margin: float = 1.0
     confirm_frames: int = 0
+    hold_seconds: float = 0.0
+
+    @classmethod
+    def for_game(cls, game: str, **changes: Any) -> InterpretConfig:
+        """The defaults for `game` (how long it holds changes the camera cannot decide,
+        `HOLD_SECONDS`), with `changes` applied."""
+        changes.setdefault("hold_seconds", HOLD_SECONDS.get(game, 0.0))
+        return cls(**changes)
 
     def __post_init__(self) -> None:
         for name in ("max_depth", "max_moves", "beam_width", "noise_rank", "pending_frames"):
             if getattr(self, name) < 1:
                 raise InterpretConfigError(f"interpret config: '{name}' must be at least 1")
         for name in ("move_penalty", "warning_penalty", "zone_penalty", "card_penalty",
-                     "count_penalty", "order_penalty", "pending_seconds", "confirm_margin", "confirm_frames"):
+                     "count_penalty", "order_penalty", "pending_seconds", "confirm_margin", "confirm_frames",
+                     "hold_seconds"):
             if getattr(self, name) < 0:
                 raise InterpretConfigError(f"interpret config: '{name}' must not be negative")
         for name in ("alternatives", "lacking_cards"):
@@ -428,10 +451,12 @@ class Interpreter(Generic[S, M]):
         self.game: GameInterpreter[S, M] = game
         self._pending: _Pending | None = None
         self._confirm: int | None = None  # frame since which a close call waits for a read
+        self._hold: tuple[float, _Node[S, M]] | None = None  # since when, and the change held
 
     def reset(self) -> None:
         self._pending = None
         self._confirm = None
+        self._hold = None
 
     # -- scoring ------------------------------------------------------------------------------
 
@@ -515,7 +540,7 @@ class Interpreter(Generic[S, M]):
         for _ in range(cfg.max_moves):
             children: list[_Node[S, M]] = []
             for node in frontier:
-                if node.explains or self._ceiling(node) <= explained:
+                if node.explains or self._beaten(node, explained):
                     continue
                 forced = self.game.is_forced(node.state)
                 if not forced and node.depth >= cfg.max_depth:
@@ -544,7 +569,7 @@ class Interpreter(Generic[S, M]):
                     children.append(child)
                     if child.explains:
                         explained = max(explained, child.score)
-            children = [c for c in children if not c.explains and self._ceiling(c) > explained]
+            children = [c for c in children if not c.explains and not self._beaten(c, explained)]
             if not children:
                 break
             children.sort(key=lambda n: -n.score)
@@ -578,10 +603,41 @@ class Interpreter(Generic[S, M]):
             self._confirm = snapshot.frame
         return snapshot.frame - self._confirm < cfg.confirm_frames
 
+    def _ambiguous(self, nodes: list[_Node[S, M]], best: _Node[S, M], snapshot: TableSnapshot) -> bool:
+        """Whether to hold `best` (`hold_seconds`): a rival full explanation scores within
+        `confirm_margin` and leaves the game in another state (what tells them apart, if
+        anything, is not read well enough: a deck's height), and the hold has not lasted
+        `hold_seconds`. Holding keeps `best` to take if the table then
+        moves on in a way it cannot explain along with it."""
+        cfg = self.config
+        rival = next(
+            (
+                n for n in nodes[1:]
+                if n.explains and best.score - n.score < cfg.confirm_margin
+                and _key(n.state) != _key(best.state)
+            ),
+            None,
+        )
+        if rival is None or not cfg.hold_seconds:
+            self._hold = None
+            return False
+        since = snapshot.time if self._hold is None else self._hold[0]
+        if snapshot.time - since >= cfg.hold_seconds:
+            self._hold = None
+            return False
+        self._hold = (since, best)
+        return True
+
     def _ceiling(self, node: _Node[S, M]) -> float:
         """The best score any longer explanation through `node` could reach."""
         cfg = self.config
         return -cfg.move_penalty * (len(node.moves) + 1) - cfg.warning_penalty * node.warnings
+
+    def _beaten(self, node: _Node[S, M], explained: float) -> bool:
+        """Whether nothing below `node` can beat the best full explanation so far; with
+        `hold_seconds`, nothing can even tie it (ties are what a hold waits on)."""
+        ceiling = self._ceiling(node)
+        return ceiling < explained if self.config.hold_seconds else ceiling <= explained
 
     # -- deciding -----------------------------------------------------------------------------
 
@@ -605,8 +661,28 @@ class Interpreter(Generic[S, M]):
         if root.within_noise:
             # Consistent with the belief at the identifier's second choice: vision noise.
             self._pending = None
+            self._hold = None
             return Interpretation(
                 moves=(), score=root.score, state=belief, alternatives=(), frame=snapshot.frame
+            )
+        if self._hold is not None and not best.explains:
+            # The table moved on in a way the held change cannot explain along with it: take
+            # the held change now; the next read starts from it.
+            held = self._hold[1]
+            self._hold = None
+            self._pending = None
+            return Interpretation(
+                moves=held.moves, score=held.score, state=held.state, alternatives=(),
+                frame=snapshot.frame,
+            )
+        if best.explains and self._ambiguous(nodes, best, snapshot):
+            return Interpretation(
+                moves=(),
+                score=best.score,
+                state=belief,
+                pending=True,
+                alternatives=_as_explanations((best,), alternatives, cfg.alternatives),
+                frame=snapshot.frame,
             )
         if best.explains and self._unsure(nodes, best, snapshot):
             return Interpretation(

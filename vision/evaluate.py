@@ -8,8 +8,10 @@ the finder (average precision of card quadrilaterals at IoU 0.5 and over 0.5–0
 visible fraction, corner error), the identifier (top-1 face of every crop it was asked about,
 read through a recording wrapper around the identifier the pipeline was given, and the
 per-frame identity of tracked cards), the moves (same move, same cards, within a frame
-tolerance), the latency from a move's completion to its reading, the final state, and the
-speed of each stage. Every figure is kept as mergeable counts (`Tally`), so the overall figures,
+tolerance), the latency from a move's completion to its reading, the final state, the
+referee's calls of a game that has one (`round_result`: Angry Birds announces each round's
+winner from the cards laid; the call on the overlay when the cards are collected is compared with
+the round's real outcome under the stat that was named) and the speed of each stage. Every figure is kept as mergeable counts (`Tally`), so the overall figures,
 the merge of shard summaries and the comparison with a committed baseline all come from the
 same numbers. Clips run in parallel in a process pool, each worker with single-threaded
 models; `cardtrack bench pipeline` shares the clip loading and replay (`load_clip`,
@@ -598,6 +600,92 @@ def match_moves(
     )
 
 
+# -- metrics: the referee's calls -------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RoundCall:
+    """One round as a referee calls it: the cards laid (player -> card), the stat it is played
+    under, and the outcome (the winner, or the tied players)."""
+
+    stat: str | None
+    cards: Mapping[str, str]
+    winner: int | None
+    tied: tuple[int, ...]
+
+    def describe(self) -> str:
+        outcome = f"player {self.winner} wins" if self.winner is not None else (
+            "tie " + ", ".join(str(p) for p in self.tied) if self.tied else "no outcome")
+        return f"{self.stat or 'stat not named'}: {outcome}"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"stat": self.stat, "cards": dict(self.cards), "winner": self.winner, "tied": list(self.tied)}
+
+
+def has_referee(ruleset: Any) -> bool:
+    """Whether the game calls rounds (its rules have a `round_result`, as Angry Birds does)."""
+    return callable(getattr(ruleset, "round_result", None))
+
+
+def _call_of(result: Any, stat: str | None) -> RoundCall | None:
+    """What the overlay announces from a `round_result` for a round played under `stat`: the
+    outcome once the stat is named, or, while it is not, its outcome under `stat` among those it
+    gives for every stat. None while a card is still to be laid or the call is for another stat."""
+    if result is None or result.waiting or not result.cards:
+        return None
+    cards = {str(p): c for p, c in result.cards.items()}
+    if result.stat is not None:
+        if not result.complete or result.stat.value != stat:
+            return None
+        return RoundCall(stat=stat, cards=cards, winner=result.winner, tied=tuple(sorted(result.tied)))
+    by = result.by_stat.get(stat) if stat is not None else None
+    if by is None:
+        return None
+    return RoundCall(stat=None, cards=cards, winner=by.get("winner"), tied=tuple(sorted(by.get("tied", ()))))
+
+
+def truth_rounds(ruleset: Any, opening: Any, truth: Truth) -> list[tuple[int, RoundCall]]:
+    """Every round the truth's players collect, as (frame of the move that collects it, the real
+    call): the truth's moves replayed by the rules from the clip's opening state; a round is
+    collected by the move after which its complete result is gone from the table."""
+    state = opening
+    out: list[tuple[int, RoundCall]] = []
+    for m in truth.moves:
+        before = ruleset.round_result(state)
+        state = ruleset.apply(state, ruleset.parse_move(dict(m.move))).state
+        if not before.complete:
+            continue
+        after = ruleset.round_result(state)
+        if after.complete and dict(after.cards) == dict(before.cards) and after.kind == before.kind:
+            continue
+        stat = before.stat.value if before.stat is not None else None
+        out.append((int(m.frame), RoundCall(
+            stat=stat, cards={str(p): c for p, c in before.cards.items()}, winner=before.winner,
+            tied=tuple(sorted(before.tied)),
+        )))
+    return out
+
+
+def score_rounds(
+    rounds: Sequence[tuple[int, RoundCall]], readings: Sequence[tuple[int, Any]]
+) -> list[dict[str, Any]]:
+    """Each truth round against the referee's reading in force when its cards were collected
+    (`readings`: (frame, `round_result` of the belief) after every frame that changed it, in
+    order): right when the same cards are read and the announced outcome is the real one."""
+    out: list[dict[str, Any]] = []
+    k = -1
+    for frame, real in rounds:
+        while k + 1 < len(readings) and readings[k + 1][0] <= frame:
+            k += 1
+        call = _call_of(readings[k][1], real.stat) if k >= 0 else None
+        right = (call is not None and dict(call.cards) == dict(real.cards)
+                 and (call.winner, call.tied) == (real.winner, real.tied))
+        out.append({"frame": frame, "truth": real.to_dict(), "called": call.to_dict() if call else None,
+                    "right": right, "says": call.describe() if call else "nothing announced",
+                    "should": real.describe()})
+    return out
+
+
 def _compatible(read: Any, truth: Any) -> bool:
     if read is None:
         return True  # not known to the camera (a card under a pile): matches anything
@@ -724,6 +812,8 @@ class Tally:
         self.latency: list[int] = []
         self.states_compared = 0
         self.states_equal = 0
+        self.rounds = 0  # rounds collected in the truth (games with a referee)
+        self.rounds_called = 0  # of which the overlay announced the right outcome
         self.frames = 0
         self.seconds = 0.0
         self.stages: dict[str, list[float]] = {}  # stage -> [calls, total ms]
@@ -794,7 +884,7 @@ class Tally:
         self.clips += other.clips
         for name in ("frames_scored", "detections", "positives", "crops", "unmatched_crops", "tracked_cards",
                      "tracked_correct", "moves_truth", "moves_emitted", "moves_matched", "states_compared",
-                     "states_equal", "frames"):
+                     "states_equal", "rounds", "rounds_called", "frames"):
             setattr(self, name, getattr(self, name) + getattr(other, name))
         self.seconds += other.seconds
         for t, table in other.ap.items():
@@ -831,6 +921,7 @@ class Tally:
             "moves_truth": self.moves_truth, "moves_emitted": self.moves_emitted,
             "moves_matched": self.moves_matched, "latency_frames": list(self.latency),
             "states_compared": self.states_compared, "states_equal": self.states_equal,
+            "rounds": self.rounds, "rounds_called": self.rounds_called,
             "frames": self.frames, "seconds": round(self.seconds, 4),
             "stages": {s: [int(c), round(t, 3)] for s, (c, t) in self.stages.items()},
         }
@@ -843,6 +934,8 @@ class Tally:
                          "tracked_cards", "tracked_correct", "moves_truth", "moves_emitted", "moves_matched",
                          "states_compared", "states_equal", "frames"):
                 setattr(t, name, int(data[name]))
+            t.rounds = int(data.get("rounds", 0))  # summaries of games without a referee may lack them
+            t.rounds_called = int(data.get("rounds_called", 0))
             t.seconds = float(data["seconds"])
             t.ap = {str(k): {int(row[0]): [int(row[1]), int(row[2])] for row in rows}
                     for k, rows in data["ap_bins"].items()}
@@ -920,6 +1013,8 @@ class Tally:
                 "max": int(lat.max()) if len(lat) else None,
             },
             "final_state": {"compared": self.states_compared, "equal": self.states_equal},
+            "referee": {"rounds": self.rounds, "called": self.rounds_called,
+                        "accuracy": _rate(self.rounds_called, self.rounds)},
             "speed": {"frames": self.frames, "seconds": _r(self.seconds, 3),
                       "fps": _r(self.frames / self.seconds if self.seconds > 0 else None, 1),
                       "ms_per_stage": stages},
@@ -1008,8 +1103,14 @@ def evaluate_clip(footage: Footage, options: EvalOptions, report_dir: Path | Non
     frames = {f.index: f for f in truth.frames}
     tally = Tally()
     tally.clips = 1
+    ruleset = pipeline.ruleset
+    referee = has_referee(ruleset)
+    rounds = truth_rounds(ruleset, pipeline.belief, truth) if referee else []
+    readings: list[tuple[int, Any]] = [(-1, ruleset.round_result(pipeline.belief))] if referee else []
 
     def observe(frame: Frame, step: PipelineStep) -> None:
+        if referee and step.moves:
+            readings.append((step.frame_index, ruleset.round_result(pipeline.belief)))
         calls = recorder.drain()
         annotated = frames.get(step.frame_index)
         if annotated is None:
@@ -1029,6 +1130,9 @@ def evaluate_clip(footage: Footage, options: EvalOptions, report_dir: Path | Non
     tally.moves_emitted = len(run.emitted)
     tally.moves_matched = len(match.pairs)
     tally.latency = [int(run.emitted[i][0]) - int(expected[j][0]) for i, j in match.pairs]
+    round_list = score_rounds([r for r in rounds if r[0] <= last], readings)
+    tally.rounds = len(round_list)
+    tally.rounds_called = sum(1 for r in round_list if r["right"])
     differences: list[dict[str, Any]] = []
     if truth.final_state is not None and not cut:
         differences = state_differences(run.final_view, truth.final_state)
@@ -1061,6 +1165,7 @@ def evaluate_clip(footage: Footage, options: EvalOptions, report_dir: Path | Non
             "spurious": spurious,
         },
         "final_state_differences": differences,
+        "round_calls": round_list,
         "stage_ms": {name: {"calls": s.count, "p50": _r(s.p50_ms, 3), "p95": _r(s.p95_ms, 3)}
                      for name, s in run.stages.items()},
         "frame_ms": {"p50": _r(float(np.percentile(frame_ms, 50)), 2), "p95": _r(float(np.percentile(frame_ms, 95)), 2)},
@@ -1233,7 +1338,8 @@ class Tolerance:
     - `rate`: AP, identification and tracked accuracy, recall of a visibility bin, ± this.
     - `min_cases`: a recall bin with fewer cards is compared by its count of cards found,
       within ± `count` (one card there moves the rate by more than `rate`).
-    - `count`: move counts (read, matched, missed, spurious), ± this; truth moves exactly.
+    - `count`: move counts (read, matched, missed, spurious) and rounds called right, ± this;
+      truth moves and rounds exactly.
     - `corner_px`, `corner_pct`: median corner error, ± pixels and ± % of the card width.
     - `latency_frames`: median and worst latency, ± frames (when both sides matched moves).
     - The final state must be equal where the baseline's was, and different where it was not.
@@ -1308,6 +1414,9 @@ def compare_figures(where: str, base: Mapping[str, Any], fresh: Mapping[str, Any
             number(f"latency_frames.{key}", tol.latency_frames, f"±{tol.latency_frames:g} frames")
     exact("final_state.compared")
     exact("final_state.equal")
+    if _get(base, "referee.rounds") or _get(fresh, "referee.rounds"):
+        exact("referee.rounds")
+        number("referee.called", tol.count, f"±{tol.count}")
     return diffs
 
 

@@ -260,6 +260,8 @@ def report_markdown(summary: Mapping[str, Any]) -> str:
         f"| moves precision / recall / F1 | {_moves_cell(mo)} |",
         f"| latency, frames p50 / p95 / max ({lo['moves']} moves) | {_f(lo['p50'], 1)} / {_f(lo['p95'], 1)} / {_f(lo['max'])} |",
         f"| final state | {_state_cell(o['final_state'])} |",
+        *([f"| referee: rounds whose outcome was announced right | {_referee_cell(o['referee'])} |"]
+          if o.get("referee", {}).get("rounds") else []),
         f"| speed | {_f(o['speed']['fps'], 1)} frames/s in `Pipeline.process` |",
         "",
         "## Clips",
@@ -280,6 +282,10 @@ def report_markdown(summary: Mapping[str, Any]) -> str:
     for name, c in summary["clips"].items():
         lines += _clip_section(name, c)
     return "\n".join(lines) + "\n"
+
+
+def _referee_cell(referee: Mapping[str, Any]) -> str:
+    return f"{_f(referee['accuracy'])} ({referee['called']} of {referee['rounds']})"
 
 
 def _anchor(name: str) -> str:
@@ -323,6 +329,18 @@ def _clip_section(name: str, c: Mapping[str, Any]) -> list[str]:
             sheet = f" — [frames]({item['sheet']})" if item.get("sheet") else ""
             lines.append(f"- frame {item['frame']}: {_move_text(item['move'])}{sheet}")
         lines.append("")
+    calls = c.get("round_calls") or []
+    if calls:
+        lines += ["### Referee", "",
+                  f"Rounds whose outcome the overlay announced right when the cards were collected: "
+                  f"{_referee_cell(c['referee'])}.", ""]
+        wrong = [r for r in calls if not r["right"]]
+        if wrong:
+            lines += ["| collected at frame | cards | announced | real |", "|---|---|---|---|"]
+            for r in wrong:
+                cards = ", ".join(f"{p}: {card}" for p, card in r["truth"]["cards"].items())
+                lines.append(f"| {r['frame']} | {cards} | {r['says']} | {r['should']} |")
+            lines.append("")
     lines += ["### Final state", ""]
     if not c["final_state"]["compared"]:
         lines += ["Not compared (no final state in the truth, or the clip was cut).", ""]

@@ -130,6 +130,7 @@ class Track:
     velocity_mm: np.ndarray  # (2,) mm per frame
     candidates: tuple[Candidate, ...]  # identity evidence, best first
     rotated_180: bool  # as last identified
+    peak_score: float = 1.0  # the finder's highest confidence in this card over its life
 
     @property
     def face(self) -> str | None:
@@ -266,6 +267,7 @@ class _TrackState:
         "key",
         "last_frame",
         "misses",
+        "peak",
         "ranked",
         "ref_angle",
         "ref_center",
@@ -282,6 +284,7 @@ class _TrackState:
         self.confirmed = False
         self.hits = 0
         self.misses = 0
+        self.peak = 0.0
         self.first_frame = frame
         self.last_frame = frame
         self.detection_index: int | None = None
@@ -343,6 +346,7 @@ class CardTracker:
         quads_mm = self._table(quads.reshape(-1, 2)).reshape(n, 4, 2) if n else np.zeros((0, 4, 2))
         centers = quads_mm.mean(axis=1) if n else np.zeros((0, 2))
         faces = detections.faces
+        scores = np.asarray(detections.scores, np.float64)
 
         colours = _colour_summary(quad_signature(image, quads)) if image is not None and n else None
 
@@ -389,7 +393,7 @@ class CardTracker:
         matched: set[int] = set()
         for i, j in pairs:
             s = states[i]
-            self._observe(s, j, quads[j], centers[j], float(angles[j]))
+            self._observe(s, j, quads[j], centers[j], float(angles[j]), float(scores[j]))
             matched.add(i)
             owner[j] = s
             if not s.confirmed and s.hits >= cfg.frames_to_confirm:
@@ -412,7 +416,7 @@ class CardTracker:
                 continue
             s = _TrackState(self._next_key, self._frame)
             self._next_key += 1
-            self._observe(s, j, quads[j], centers[j], float(angles[j]))
+            self._observe(s, j, quads[j], centers[j], float(angles[j]), float(scores[j]))
             self._tracks[s.key] = s
             owner[j] = s
             if cfg.frames_to_confirm <= 1:
@@ -442,7 +446,9 @@ class CardTracker:
     def _find(self, track_id: int) -> _TrackState | None:
         return next((s for s in self._tracks.values() if s.confirmed and s.track_id == track_id), None)
 
-    def _observe(self, s: _TrackState, j: int, quad: np.ndarray, center: np.ndarray, angle: float) -> None:
+    def _observe(
+        self, s: _TrackState, j: int, quad: np.ndarray, center: np.ndarray, angle: float, score: float
+    ) -> None:
         if s.hits:
             gap = s.misses + 1
             g = self.config.velocity_gain
@@ -455,6 +461,7 @@ class CardTracker:
             s.angle = angle
         s.corners = quad
         s.center = center
+        s.peak = max(s.peak, score)
         s.hits += 1
         s.misses = 0
         s.last_frame = self._frame
@@ -591,4 +598,5 @@ def _view(s: _TrackState) -> Track:
         velocity_mm=s.velocity,
         candidates=s.ranked,
         rotated_180=s.rotated_180,
+        peak_score=s.peak,
     )

@@ -46,16 +46,23 @@ class ZoningConfig:
       such cards are left out). Only for games whose engine has such a zone (`LOOSE_ZONES`).
     - `table_margin_mm`: how far beyond the table's marker rectangle a loose card may lie.
       Larger keeps a card pushed to the edge; smaller ignores objects beside the table.
+    - `sure_score`: the finder confidence (a track's peak) from which a card is surely a card.
+      A weaker one counts only once the identifier names it: until then it does not hold its
+      zone back from being read, so that a faint false detection on the cloth freezes nothing,
+      while a faint real card (small, far from the camera) is still read once it is named.
     """
 
     loose_zone: str | None = None
     table_margin_mm: float = 0.0
+    sure_score: float = 0.5
 
     def __post_init__(self) -> None:
         if self.loose_zone is not None and not self.loose_zone:
             raise ZoningError("ZoningConfig.loose_zone: a zone id or None, not an empty string")
         if self.table_margin_mm < 0:
             raise ZoningError("ZoningConfig.table_margin_mm: must be 0 or more")
+        if not 0.0 <= self.sure_score <= 1.0:
+            raise ZoningError("ZoningConfig.sure_score: must lie in [0, 1]")
 
     @classmethod
     def for_game(cls, game: str) -> ZoningConfig:
@@ -72,6 +79,7 @@ class ZonedCard:
     first_frame: int
     candidates: tuple[Candidate, ...]  # identity evidence, best first; empty: not identified
     rotated_180: bool
+    sure: bool = True  # found with confidence (`ZoningConfig.sure_score`); else counts once named
 
     @property
     def identified(self) -> bool:
@@ -95,8 +103,9 @@ class ZoneContents:
         return self.zones.get(zone, ())
 
     def ready(self, zone: str) -> bool:
-        """True when every card of the zone has been identified (the zone can be read)."""
-        return all(c.identified for c in self.cards(zone))
+        """True when every card of the zone has been identified (the zone can be read); a
+        faint detection not named yet (`ZonedCard.sure` false) does not count."""
+        return all(c.identified or not c.sure for c in self.cards(zone))
 
     def signature(self, zone: str) -> tuple[tuple[int, str | None], ...]:
         """What the zone shows, for noticing a change: its tracks and their best faces."""
@@ -174,6 +183,7 @@ def assign_cards(layout: Layout, tracks: Sequence[Track], config: ZoningConfig) 
                     first_frame=track.first_frame,
                     candidates=track.candidates,
                     rotated_180=turned_round(track, facing.get(zone, 0.0)),
+                    sure=track.peak_score >= config.sure_score,
                 )
             )
     return ZoneContents(

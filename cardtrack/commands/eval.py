@@ -251,6 +251,10 @@ def print_summary(summary: dict[str, Any]) -> None:
     widths = [max(len(r[k]) for r in rows) for k in range(len(rows[0]))]
     for r in rows:
         print("  ".join(cell.ljust(w) for cell, w in zip(r, widths, strict=True)).rstrip())
+    referee = summary["overall"].get("referee", {})
+    if referee.get("rounds"):
+        print(f"referee: {referee['called']} of {referee['rounds']} rounds announced right "
+              f"({_f(referee['accuracy'])})")
 
 
 def eval_models(args: argparse.Namespace) -> int:

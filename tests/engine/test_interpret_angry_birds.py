@@ -12,7 +12,7 @@ from typing import Any
 
 from engine import get_game
 from engine.games.angry_birds_power_cards import AbState
-from engine.interpret import Interpreter
+from engine.interpret import InterpretConfig, Interpreter
 from engine.interpreters import interpreter_for
 from engine.snapshot import Candidate, SeenCard, TableSnapshot, ZoneKind
 
@@ -130,3 +130,68 @@ def test_an_unexplained_battle_card_becomes_a_correction_after_waiting() -> None
         frame=100, time=5.0, zones=zones, counts=seen.counts, settled=seen.settled))
     assert late.desync
     assert GAME.zones(late.state)["battle-2"] == ("king-pig", "chef-pig")
+
+
+def _without_deck_heights(snapshot: TableSnapshot, frame: int) -> TableSnapshot:
+    """The snapshot with no deck heights read: who collected is not seen."""
+    counts = {z: n for z, n in snapshot.counts.items() if not z.startswith("deck-")}
+    return TableSnapshot(frame=frame, time=frame / 30, zones=snapshot.zones, counts=counts,
+                         settled=snapshot.settled)
+
+
+_LAID = (
+    {"player": 1, "move": "play", "card": "red-1"},
+    {"player": 2, "move": "play", "card": "blues-1"},
+)
+
+
+def test_an_unseen_collector_is_held_until_the_winner_builds() -> None:
+    # Red 1 wins power, Blues 1 rarity: either player may have collected, and the camera cannot
+    # see under whose deck the cards went. The build that follows on player 2's structure says.
+    before = _state(*_LAID)
+    collected = [{"player": 1, "move": "name-stat", "stat": "rarity"}, {"player": 2, "move": "take"}]
+    config = InterpretConfig.for_game(GAME.id)
+    assert config.hold_seconds > 0
+    interpreter = Interpreter(GAME, config)
+    held = interpreter.observe(before, _without_deck_heights(_snapshot(_state(*_LAID, *collected)), 30))
+    assert held.pending and held.moves == ()
+    built = _state(*_LAID, *collected, {"player": 2, "move": "build", "cards": ["red-1"]})
+    result = interpreter.observe(before, _without_deck_heights(_snapshot(built), 60))
+    assert not result.pending and not result.desync
+    assert [GAME.move_to_dict(m) for m in result.moves] == [
+        *collected, {"player": 2, "move": "build", "cards": ["red-1"]},
+    ]
+
+
+def test_a_held_collector_is_taken_when_nothing_tells() -> None:
+    before = _state(*_LAID)
+    after = _state(*_LAID, {"player": 1, "move": "name-stat", "stat": "power"}, {"player": 1, "move": "take"})
+    config = InterpretConfig.for_game(GAME.id)
+    interpreter = Interpreter(GAME, config)
+    assert interpreter.observe(before, _without_deck_heights(_snapshot(after), 30)).pending
+    late = round(30 + config.hold_seconds * 30) + 1
+    result = interpreter.observe(before, _without_deck_heights(_snapshot(after), late))
+    assert not result.pending and not result.desync
+    assert [GAME.move_to_dict(m)["move"] for m in result.moves] == ["name-stat", "take"]
+    # Without a hold the same reading is taken at once.
+    quick = Interpreter(GAME, InterpretConfig()).observe(before, _without_deck_heights(_snapshot(after), 30))
+    assert [GAME.move_to_dict(m)["move"] for m in quick.moves] == ["name-stat", "take"]
+
+
+def test_a_held_collector_is_taken_when_the_table_moves_on_unexplained() -> None:
+    before = _state(*_LAID)
+    after = _state(*_LAID, {"player": 1, "move": "name-stat", "stat": "power"}, {"player": 1, "move": "take"})
+    interpreter = Interpreter(GAME, InterpretConfig.for_game(GAME.id))
+    assert interpreter.observe(before, _without_deck_heights(_snapshot(after), 30)).pending
+    seen = _without_deck_heights(_snapshot(after), 45)
+    zones = dict(seen.zones)
+    zones["battle-2"] = (  # two cards in one slot: no move lays them
+        SeenCard(candidates=(Candidate(face="king-pig", score=0.9),)),
+        SeenCard(candidates=(Candidate(face="chef-pig", score=0.9),)),
+    )
+    odd = TableSnapshot(frame=45, time=1.5, zones=zones, counts=seen.counts, settled=seen.settled)
+    result = interpreter.observe(before, odd)
+    assert [GAME.move_to_dict(m)["move"] for m in result.moves] == ["name-stat", "take"]
+    assert not result.desync
+    # The odd card is read from the collected state on: pending, not mixed into the take.
+    assert interpreter.observe(result.state, odd).pending

@@ -13,6 +13,7 @@ import copy
 import gzip
 import json
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -31,14 +32,17 @@ from vision.evaluate import (
     compare_to_baseline,
     corner_errors,
     evaluate_clip,
+    has_referee,
     load_clip,
     match_detections,
     match_moves,
     merge_summaries,
     parse_shard,
     polygon_iou,
+    score_rounds,
     select_shard,
     state_differences,
+    truth_rounds,
 )
 from vision.identify import FaceCandidate
 from vision.synth.errors import TruthError
@@ -377,3 +381,43 @@ def test_a_frame_folder_with_its_truth_beside_it_is_read_in_name_order(tmp_path:
     assert out["frames"] == 16 and out["finder"]["frames"] == 16
     assert out["finder"]["ap50"] == pytest.approx(1.0)  # the truth stand-in finds what the truth lists
     assert out["identifier"]["top1"] == pytest.approx(1.0)
+
+
+# -- the referee's calls ------------------------------------------------------------------------
+
+
+def test_each_collected_round_is_scored_by_the_call_on_the_table_when_it_was_collected() -> None:
+    from types import SimpleNamespace
+
+    from engine import get_game
+    from vision.synth.truth import MoveTruth
+
+    rules: Any = get_game("angry-birds-power-cards")
+    opening = rules.initial_state(players=2, setup={"deck-1": ["red-1", "bomb-3"], "deck-2": ["blues-1", "stella-2"]})
+    played = [(10, {"player": 1, "move": "play", "card": "red-1"}),
+              (20, {"player": 2, "move": "play", "card": "blues-1"}),
+              (30, {"player": 1, "move": "name-stat", "stat": "power"}),
+              (40, {"player": 1, "move": "take"}),
+              (50, {"player": 1, "move": "play", "card": "bomb-3"})]
+    truth: Any = SimpleNamespace(moves=[MoveTruth(frame=f, move=m) for f, m in played])
+    assert has_referee(rules)
+    rounds = truth_rounds(rules, opening, truth)
+    assert [(frame, call.stat, dict(call.cards), call.winner) for frame, call in rounds] == [
+        (40, "power", {"1": "red-1", "2": "blues-1"}, 1)]
+
+    def after(*moves: dict[str, Any]) -> Any:
+        state = opening
+        for m in moves:
+            state = rules.apply(state, rules.parse_move(m)).state
+        return rules.round_result(state)
+
+    laid = after(played[0][1], played[1][1])  # the stat not named: one call per stat
+    right = score_rounds(rounds, [(-1, after()), (22, laid)])
+    assert right[0]["right"] and right[0]["says"] == "stat not named: player 1 wins"
+    # Read too late: at the collection the table showed one card only.
+    late = score_rounds(rounds, [(-1, after()), (12, after(played[0][1])), (45, laid)])
+    assert not late[0]["right"] and late[0]["says"] == "nothing announced"
+    # Another card read for player 2: not the round that was played.
+    other = {"player": 2, "move": "play", "card": "stella-2"}
+    wrong = score_rounds(rounds, [(-1, after()), (22, after(played[0][1], other))])
+    assert not wrong[0]["right"] and wrong[0]["called"]["cards"] == {"1": "red-1", "2": "stella-2"}

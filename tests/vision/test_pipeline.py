@@ -53,12 +53,13 @@ REPO = Path(__file__).resolve().parents[2]
 CLIP = REPO / "datasets" / "footage" / "mattel-2p-tnt-endgame"
 
 
-def track(track_id: int, center: tuple[float, float], first: int, face: str | None = "wood-1") -> Track:
+def track(track_id: int, center: tuple[float, float], first: int, face: str | None = "wood-1",
+          peak: float = 0.9) -> Track:
     return Track(
         track_id=track_id, confirmed=True, hits=5, misses=0, first_frame=first, last_frame=first + 4,
         detection_index=0, corners=np.zeros((4, 2), np.float32), center_mm=np.array(center),
         angle_deg=0.0, velocity_mm=np.zeros(2),
-        candidates=(Candidate(face=face, score=0.9),) if face else (), rotated_180=False,
+        candidates=(Candidate(face=face, score=0.9),) if face else (), rotated_180=False, peak_score=peak,
     )
 
 
@@ -91,11 +92,28 @@ def test_cards_go_to_their_zone_newest_on_top_and_loose_cards_to_the_loose_zone(
     assert plain.outside == (4, 5) and "tnt" not in plain.zones
 
 
+def test_a_faint_card_counts_once_named_and_holds_no_zone_back_before() -> None:
+    layout = build_layout("minecraft-card-game", 2)
+    area = layout.zone("player-1").center
+    config = ZoningConfig.for_game("minecraft-card-game")
+    assert config.sure_score == 0.5
+    faint_unknown = [track(1, area, first=5), track(2, area, first=9, face=None, peak=0.42)]
+    contents = assign_cards(layout, faint_unknown, config)
+    assert contents.ready("player-1")  # a faint detection nobody named: maybe the cloth
+    assert [c.best.face for c in contents.seen("player-1")] == ["wood-1"]
+    faint_named = [track(1, area, first=5), track(2, area, first=9, face="tnt", peak=0.42)]
+    assert [c.best.face for c in assign_cards(layout, faint_named, config).seen("player-1")] == ["tnt", "wood-1"]
+    sure_unknown = [track(1, area, first=5), track(2, area, first=9, face=None, peak=0.8)]
+    assert not assign_cards(layout, sure_unknown, config).ready("player-1")  # a card: wait for its name
+
+
 def test_zoning_config_errors_name_the_field() -> None:
     with pytest.raises(ZoningError, match="loose_zone"):
         ZoningConfig(loose_zone="")
     with pytest.raises(ZoningError, match="table_margin_mm"):
         ZoningConfig(table_margin_mm=-1.0)
+    with pytest.raises(ZoningError, match="sure_score"):
+        ZoningConfig(sure_score=1.5)
 
 
 # -- small stages -------------------------------------------------------------------------------

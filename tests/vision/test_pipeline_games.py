@@ -139,3 +139,20 @@ def test_angry_birds_moves_read_are_the_truth_moves(angry_birds: Run) -> None:
     truth, _, steps = angry_birds
     score = score_moves(_emitted(steps), _expected(truth))
     assert score.matched == score.expected == score.emitted
+
+
+def test_angry_birds_referee_calls_every_collected_round_right(angry_birds: Run) -> None:
+    # `cardtrack eval`'s referee figure on this clip: the call on the table when each round's
+    # cards are collected (the collector held until the table tells, see InterpretConfig).
+    from vision.evaluate import score_rounds, truth_rounds
+
+    truth, pipeline, steps = angry_birds
+    ruleset: Any = pipeline.ruleset
+    opening = ruleset.initial_state(players=2, setup=setup_from_truth(truth, ruleset))
+    readings = [(-1, ruleset.round_result(opening))]
+    readings += [(s.frame_index, ruleset.round_result(s.interpretation.state))
+                 for s in steps if s.moves and s.interpretation is not None]
+    rounds = truth_rounds(ruleset, opening, truth)
+    assert len(rounds) >= 2
+    calls = score_rounds(rounds, readings)
+    assert all(c["right"] for c in calls), calls

@@ -78,6 +78,17 @@ def test_appears_after_3_hits_survives_5_misses_gone_on_the_6th() -> None:
     assert ids(u) == [] and u.ended == (1,)
 
 
+def test_a_track_keeps_the_finders_highest_confidence_in_its_card() -> None:
+    tracker = CardTracker()
+    q = card(100, 100)
+    update = None
+    for score in (0.42, 0.61, 0.45):
+        found = Detections(corners=q[None], scores=np.array([score], np.float32))
+        update = tracker.update(found)
+    assert update is not None and len(update.tracks) == 1
+    assert update.tracks[0].peak_score == pytest.approx(0.61)
+
+
 def test_misses_are_forgiven_when_the_card_comes_back() -> None:
     tracker = CardTracker(TrackerConfig(frames_to_confirm=3, frames_to_forget=5))
     timeline = "HHH" + "MMMM" + "H" + "MMMMM" + "H"
