@@ -391,8 +391,9 @@ class Interpretation(Generic[S, M]):
     """What `Interpreter.observe` decided for one snapshot.
 
     `moves` are to be applied (and journaled) in order; `state` is the belief after them.
-    `pending` says a change is seen but not explained yet (nothing applied); `desync` says the
-    moves end with physical table changes no legal move explained.
+    `pending` says a change is seen but not explained yet (nothing of it applied; `moves` may
+    still hold an earlier change that was held, see `InterpretConfig.hold_seconds`); `desync`
+    says the moves end with physical table changes no legal move explained.
     """
 
     moves: tuple[M, ...]
@@ -667,12 +668,14 @@ class Interpreter(Generic[S, M]):
             )
         if self._hold is not None and not best.explains:
             # The table moved on in a way the held change cannot explain along with it: take
-            # the held change now; the next read starts from it.
+            # the held change now and read the rest from it.
             held = self._hold[1]
             self._hold = None
             self._pending = None
+            after = self.observe(held.state, snapshot)
             return Interpretation(
-                moves=held.moves, score=held.score, state=held.state, alternatives=(),
+                moves=(*held.moves, *after.moves), score=after.score, state=after.state,
+                pending=after.pending, desync=after.desync, alternatives=after.alternatives,
                 frame=snapshot.frame,
             )
         if best.explains and self._ambiguous(nodes, best, snapshot):

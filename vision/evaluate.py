@@ -680,9 +680,11 @@ def score_rounds(
         call = _call_of(readings[k][1], real.stat) if k >= 0 else None
         right = (call is not None and dict(call.cards) == dict(real.cards)
                  and (call.winner, call.tied) == (real.winner, real.tied))
+        says = call.describe() if call else "nothing announced"
+        if call is not None and dict(call.cards) != dict(real.cards):
+            says += " (for " + ", ".join(f"{p}: {c}" for p, c in call.cards.items()) + ")"
         out.append({"frame": frame, "truth": real.to_dict(), "called": call.to_dict() if call else None,
-                    "right": right, "says": call.describe() if call else "nothing announced",
-                    "should": real.describe()})
+                    "right": right, "says": says, "should": real.describe()})
     return out
 
 

@@ -193,5 +193,7 @@ def test_a_held_collector_is_taken_when_the_table_moves_on_unexplained() -> None
     result = interpreter.observe(before, odd)
     assert [GAME.move_to_dict(m)["move"] for m in result.moves] == ["name-stat", "take"]
     assert not result.desync
-    # The odd card is read from the collected state on: pending, not mixed into the take.
-    assert interpreter.observe(result.state, odd).pending
+    # The odd cards are read from the collected state on: pending (read again soon), not
+    # mixed into the take.
+    assert result.pending
+    assert GAME.round_result(result.state).cards == {}
