@@ -257,14 +257,19 @@ class ExplorersInterpreter:
             for item in self._items_for(state, card, gained):
                 kind_tools = self._tools_for(state, card if item is None else item, tools)
                 pays: list[str | None] = [None]
-                if card is not None and card not in self.rules.landscape_types() and self.rules.is_village(card):
+                village = (
+                    card is not None and card not in self.rules.landscape_types()
+                    and self.rules.is_village(card)
+                )
+                if village and card is not None:
                     need = str(self.rules.attr(card, "trade")["pay"])
                     pays = [
                         c for c in lost
                         if self.rules.matches_need(c, need) or self.rules.category(c) == "emerald"
                     ] or [None]
+                move_type = Trade if village else Explore  # one move, named as players say it
                 for pay in pays:
-                    yield Explore(
+                    yield move_type(
                         player=p,
                         landscape=zone,
                         tools=kind_tools,
@@ -296,6 +301,9 @@ class ExplorersInterpreter:
         for mob in dict.fromkeys(gone):
             yield Fight(player=p, mob=mob, tools=swords)
         for bow in (c for c in lost if self.rules.category(c) == "crossbow"):
+            # Unnamed targets first: when the mobs gone are the ones the rules pick anyway (the
+            # costliest), the move is written as players make it, without naming them.
+            yield Use(player=p, item=bow)
             yield Use(player=p, item=bow, mobs=tuple(gone[:2]))
         # Fill: chests now flipped, completed from the items that left the area.
         if "chests" in unexplained and "chests" in snapshot.settled:

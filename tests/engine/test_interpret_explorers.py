@@ -19,6 +19,7 @@ from engine.games.minecraft_explorers import (
     Fight,
     Fill,
     Refresh,
+    Trade,
     Use,
 )
 from engine.interpret import Interpreter
@@ -106,12 +107,12 @@ def base(**changes: Any) -> ExplorersState:
     [
         Explore(player=1, landscape="display-1"),
         Explore(player=1, landscape="display-2", tools=("cherry-blossom.iron-pickaxe",)),
-        Explore(player=1, landscape="display-3", pay="taiga.wood"),
+        Trade(player=1, landscape="display-3", pay="taiga.wood"),
         Explore(player=1, landscape="display-4"),
         Refresh(player=1, keep=("display-1", "display-3")),
         Fight(player=1, mob="enderman", tools=("geode.iron-sword",)),
         Fill(player=1, chest="chest-03", items=("woods.potted-flower", "mineshaft.torch")),
-        Use(player=1, item="jungle.crossbow", mobs=("enderman", "zombie")),
+        Use(player=1, item="jungle.crossbow"),
         EndTurn(player=1),
     ],
     ids=lambda m: type(m).NAME,
@@ -126,6 +127,21 @@ def test_each_move_kind_is_recovered(move: ExpMove) -> None:
     assert as_sets(state) == as_sets(truth)
     assert state.used == truth.used and state.hunger == truth.hunger
     assert [plain(m) for m in moves] == [plain(move)]
+
+
+def test_a_crossbow_names_its_mobs_only_when_they_are_not_the_rules_own_pick() -> None:
+    # Three mobs on the table: the crossbow's default pick is the two costliest.
+    before = base(mobs=["zombie", "enderman", "skeleton"])
+    default = Use(player=1, item="jungle.crossbow")
+    picked = GAME.apply(before, default).state
+    gone = sorted(set(before.mobs) - set(picked.mobs))
+    moves, _ = observe(before, default)
+    assert [plain(m) for m in moves] == [plain(default)]
+    other = next(m for m in before.mobs if m not in gone)
+    chosen = Use(player=1, item="jungle.crossbow", mobs=(other, gone[0]))
+    moves, state = observe(before, chosen)
+    assert [plain(m) for m in moves] == [plain(chosen)]
+    assert sorted(state.mobs) == sorted(GAME.apply(before, chosen).state.mobs)
 
 
 def test_free_moves_are_recovered_from_the_area() -> None:
