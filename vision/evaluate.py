@@ -281,12 +281,15 @@ def load_clip(footage: Footage) -> Clip:
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ModelChoice:
     """Which finder and identifier run: ONNX files (None: the shipped ones) or, with `oracle`,
-    the truth stand-ins (they measure everything downstream of the models)."""
+    the truth stand-ins (they measure everything downstream of the models); `art`: the art
+    pack whose gallery the identifier matches against (None: the game's proxy art), e.g. a
+    deck enrolled from scans for a clip rendered with it."""
 
     finder: Path | None = None
     identifier: Path | None = None
     oracle: bool = False
     threads: int = 1
+    art: Path | None = None
 
     def describe(self) -> dict[str, Any]:
         """Plain data for the summary: the model files and a short hash of each."""
@@ -296,6 +299,8 @@ class ModelChoice:
         from vision.identify import DEFAULT_MODEL as IDENTIFIER_MODEL
 
         out: dict[str, Any] = {"oracle": False}
+        if self.art is not None:
+            out["art"] = _display_path(self.art)
         for key, path in (("finder", self.finder or FINDER_MODEL), ("identifier", self.identifier or IDENTIFIER_MODEL)):
             out[key] = _display_path(Path(path))
             out[f"{key}_sha256"] = _sha256(Path(path))
@@ -346,8 +351,18 @@ def clip_pipeline(
     }
     if models.oracle:
         return Pipeline(config, finder=TruthOracleFinder(truth), identifier=TruthOracleIdentifier(truth), **common)
+    pack = None
+    if models.art is not None:
+        from vision.art.errors import PackError
+        from vision.art.pack import open_pack
+
+        try:
+            pack = open_pack(models.art, clip.game)
+        except PackError as exc:
+            raise EvaluationError(f"--art: {exc}") from None
     return Pipeline.from_models(
-        config, finder_path=models.finder, identifier_path=models.identifier, threads=models.threads, **common
+        config, finder_path=models.finder, identifier_path=models.identifier, threads=models.threads,
+        pack=pack, **common,
     )
 
 

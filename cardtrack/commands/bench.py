@@ -65,6 +65,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                       help="truth stand-ins instead of the models: measures everything downstream")
     pipe.add_argument("--finder", default=None, help="finder model (default models/finder.onnx)")
     pipe.add_argument("--identifier", default=None, help="identifier model (default models/identifier.onnx)")
+    pipe.add_argument("--art", default=None, metavar="PACK",
+                      help="art pack the identifier matches against (default: the game's proxy art)")
     pipe.add_argument("--frames", type=int, default=None, help="stop after this many frames")
     pipe.add_argument("--threads", type=int, default=1)
     pipe.set_defaults(func=bench_pipeline)
@@ -344,7 +346,7 @@ def bench_pipeline(args: argparse.Namespace) -> int:
     truth, fps = clip.truth, clip.fps
     models = ModelChoice(finder=Path(args.finder) if args.finder else None,
                          identifier=Path(args.identifier) if args.identifier else None,
-                         oracle=args.oracle, threads=args.threads)
+                         oracle=args.oracle, threads=args.threads, art=Path(args.art) if args.art else None)
     pipeline = clip_pipeline(clip, models)
     run = replay_clip(pipeline, clip, max_frames=args.frames)
     frame_ms = [s.ms for s in run.steps]

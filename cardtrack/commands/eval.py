@@ -103,6 +103,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser.add_argument("--finder", type=Path, default=None, help="finder model (default models/finder.onnx)")
     parser.add_argument("--identifier", type=Path, default=None,
                         help="identifier model (default models/identifier.onnx)")
+    parser.add_argument("--art", type=Path, default=None, metavar="PACK",
+                        help="art pack the identifier matches against (default: the game's proxy "
+                             "art), e.g. a deck enrolled with `cardtrack deck enroll`")
     parser.add_argument("--quiet", action="store_true", help="no progress bars")
 
     foot = parser.add_argument_group("footage")
@@ -180,7 +183,8 @@ def eval_footage(args: argparse.Namespace) -> int:
         from cardtrack.commands.run import read_setup
 
         setup = read_setup(args.setup)
-    models = ModelChoice(finder=args.finder, identifier=args.identifier, oracle=args.oracle, threads=1)
+    models = ModelChoice(finder=args.finder, identifier=args.identifier, oracle=args.oracle, threads=1,
+                         art=args.art)
     options = EvalOptions(models=models, tolerance_frames=args.tolerance, max_frames=args.frames,
                           sheets=not args.no_sheets, profile=args.calibration, setup=setup)
     jobs = args.jobs or os.cpu_count() or 1

@@ -28,6 +28,7 @@ from engine.core import Audience
 from server.session import Session
 from server.settings import DEFAULT_HOST, DEFAULT_PORT, ServerSettings
 from server.vision_feed import VisionFeed, pending_items
+from vision.art.pack import open_pack
 from vision.pipeline import (
     Pipeline,
     PipelineConfig,
@@ -64,6 +65,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser.add_argument("--identifier", type=Path, default=None,
                         help="identifier model (default models/identifier.onnx)")
     parser.add_argument("--threads", type=int, default=1, help="threads for each model")
+    parser.add_argument("--art", default="proxy", metavar="PACK|proxy",
+                        help="the deck's art pack the identifier matches against: a folder written by "
+                             "`cardtrack deck enroll` for your own cards, or 'proxy' (default) for the "
+                             "printable proxy deck")
     parser.add_argument("--host", default=DEFAULT_HOST)
     parser.add_argument("--port", type=int, default=DEFAULT_PORT, help="0 picks a free port")
     parser.add_argument("--token", default=None, help="access token (required off 127.0.0.1)")
@@ -127,9 +132,10 @@ def prepare(args: argparse.Namespace) -> tuple[Pipeline, dict[str, Any] | None, 
         setup = setup_from_truth(truth, ruleset, source=str(truth_path))
     fps = truth.clip.fps if truth is not None else None
     config = PipelineConfig.for_game(args.game, fps=fps, camera_check=args.calibration is not None)
+    pack = open_pack(args.art, args.game) if args.art != "proxy" else None
     pipeline = Pipeline.from_models(
         config, game=args.game, players=players, profile=profile, finder_path=args.finder,
-        identifier_path=args.identifier, threads=args.threads, setup=setup,
+        identifier_path=args.identifier, threads=args.threads, setup=setup, pack=pack,
     )
     return pipeline, setup, fps
 

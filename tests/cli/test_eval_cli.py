@@ -167,3 +167,19 @@ def test_bench_pipeline_replays_a_clip_with_the_shared_code() -> None:
     assert report["ms_per_stage"]["find"]["calls"] == 30
     code, _, err = run_cli(["bench", "pipeline", "--clip", str(FOOTAGE / "scripts")])
     assert code == 2 and "no truth file" in err
+
+
+def test_an_art_pack_is_the_gallery_and_one_for_another_game_is_refused(tmp_path: Path) -> None:
+    from vision.art.pack import proxy_pack
+
+    clip = str(FOOTAGE / CLIPS[0])
+    own = proxy_pack("minecraft-card-game").root
+    code, _, err = run_cli(["eval", clip, "--art", str(own), "--frames", "15", "--jobs", "1", "--quiet",
+                            "--no-sheets", "--report", str(tmp_path / "r")])
+    assert code == 0, err
+    summary = json.loads((tmp_path / "r" / "summary.json").read_text(encoding="utf-8"))
+    assert summary["models"]["art"].endswith(own.name)
+    other = proxy_pack("angry-birds-power-cards").root
+    code, _, err = run_cli(["eval", clip, "--art", str(other), "--frames", "5", "--jobs", "1", "--quiet"])
+    assert code == 2
+    assert "--art" in err and "'angry-birds-power-cards', not 'minecraft-card-game'" in err

@@ -320,6 +320,17 @@ def test_run_without_a_model_names_the_file_and_how_to_train_it(capsys: pytest.C
     assert "/nowhere/finder.onnx" in err and "cardtrack train finder" in err
 
 
+def test_run_with_an_art_pack_of_another_game_says_so(capsys: pytest.CaptureFixture[str]) -> None:
+    from vision.art.pack import proxy_pack
+
+    _truth()
+    other = proxy_pack("angry-birds-power-cards").root
+    code = main(["run", "--source", str(CLIP / "clip.mp4"), "--headless", "--art", str(other)])
+    assert code == 2
+    err = capsys.readouterr().err
+    assert str(other) in err and "not 'minecraft-card-game'" in err
+
+
 def test_run_without_geometry_asks_for_a_calibration(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     clip = tmp_path / "clip.mp4"
     clip.write_bytes(b"")

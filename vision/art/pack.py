@@ -348,3 +348,15 @@ def proxy_pack(
 
 
 ImageSource = Callable[[str], np.ndarray]  # face id -> BGR image (e.g. `ArtPack.image`)
+
+
+def open_pack(art: str | Path, game: str, *, progress: bool = False) -> ArtPack:
+    """`art` = "proxy" (the built-in proxy art of `game`) or an art pack folder for `game`
+    (`cardtrack deck enroll` writes one); `PackError` when it is for another game."""
+    pack = proxy_pack(game, progress=progress) if str(art) == "proxy" else load_pack(Path(art))
+    if pack.game != game:
+        raise PackError(
+            f"{Path(art) / PACK_FILE}: the pack is for game {pack.game!r}, not {game!r}; "
+            "pass --game to match it or choose another pack"
+        )
+    return pack

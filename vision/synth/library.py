@@ -11,14 +11,14 @@ right back and the truth can name the card. Faces of other games are namespaced
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 
 from engine.catalog import load_catalog
 from engine.errors import CatalogError
 from vision.art.errors import PackError
-from vision.art.pack import ArtPack, load_pack, proxy_pack
+from vision.art.pack import ArtPack, proxy_pack
+from vision.art.pack import open_pack as pack_for
 from vision.synth.errors import SynthError
 from vision.synth.faces import FaceLibrary, faces_of_pack
 
@@ -69,15 +69,9 @@ def _design_deck(ids: list[str], rng: np.random.Generator) -> list[DeckCard]:
 def open_pack(art: str, game: str, *, progress: bool = False) -> ArtPack:
     """`art` = "proxy" (the built-in proxy art of `game`) or an art pack folder for `game`."""
     try:
-        pack = proxy_pack(game, progress=progress) if art == "proxy" else load_pack(Path(art))
+        return pack_for(art, game, progress=progress)
     except (PackError, CatalogError) as exc:
         raise SynthError(str(exc)) from None
-    if pack.game != game:
-        raise SynthError(
-            f"{Path(art) / 'pack.json'}: the pack is for game {pack.game!r}, not {game!r}; "
-            "pass --game to match it or choose another pack"
-        )
-    return pack
 
 
 def build_library(
