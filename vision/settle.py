@@ -57,6 +57,11 @@ class SettleConfig:
     - `absorb_frames`: anything unmoving this long becomes background, even under the hand
       mask (recovers from lamps, a resting arm, a mistaken hand).
     - `hand_margin`: shrunk pixels added around the hand mask (fingertips, shadows).
+    - `arm_min_pixels`: shrunk pixels a still blob at the picture's edge needs to be taken for
+      an arm resting there (a forearm is tens of shrunk pixels long). A smaller still blob at
+      the edge (a cup put down, the cloth it uncovered, a phone) is scenery: otherwise it
+      blocks the zones beside it for `absorb_frames`. Moving or moving-skin blobs are hands
+      whatever their size.
     - `change_threshold`, `change_fraction`: grey-level difference and fraction of a zone's
       pixels that make a newly settled zone count as changed since it last settled.
     """
@@ -73,13 +78,15 @@ class SettleConfig:
     absorb_frames: int = 150
     hand_margin: int = 1
     hand_min_pixels: int = 3
+    arm_min_pixels: int = 60
     change_threshold: float = 18.0
     change_fraction: float = 0.03
 
     def __post_init__(self) -> None:
         if self.downscale < 1:
             raise SettleError("SettleConfig.downscale: must be a whole number, 1 or more")
-        for name in ("still_frames", "hand_memory_frames", "absorb_frames", "hand_min_pixels"):
+        for name in ("still_frames", "hand_memory_frames", "absorb_frames", "hand_min_pixels",
+                     "arm_min_pixels"):
             if getattr(self, name) < 1:
                 raise SettleError(f"SettleConfig.{name}: must be at least 1")
         if self.hand_margin < 0:
@@ -172,8 +179,8 @@ def hand_mask(
     """Bool mask of hands and arms, grown by `hand_margin`.
 
     A foreground blob is a hand when it holds skin-coloured pixels that moved recently, or
-    when it reaches the image border (an arm comes in from a player's side) and holds skin or
-    recent motion. A still, skin-free blob is never a hand, even at the border: a card that
+    when it reaches the image border (an arm comes in from a player's side) and holds recent
+    motion, or skin over an arm's size (`arm_min_pixels`: an arm resting there). A still, skin-free blob is never a hand, even at the border: a card that
     was put down at the edge of the picture settles like any other.
     """
     count, labels, stats, _ = cv2.connectedComponentsWithStats(
@@ -188,8 +195,9 @@ def hand_mask(
     skin_px = np.bincount(labels[skin], minlength=count)
     moving_px = np.bincount(labels[recent_motion], minlength=count)
     moving_skin_px = np.bincount(labels[skin & recent_motion], minlength=count)
+    resting_arm = (skin_px >= least) & (area >= config.arm_min_pixels)
     is_hand = (area >= least) & (
-        (moving_skin_px >= least) | (at_border & ((skin_px >= least) | (moving_px >= least)))
+        (moving_skin_px >= least) | (at_border & (resting_arm | (moving_px >= least)))
     )
     is_hand[0] = False  # label 0 is the background
     mask = is_hand[labels]

@@ -268,6 +268,24 @@ def test_a_resting_arm_blocks_its_zone_until_absorbed() -> None:
     assert any("B" in s.settled for s in states[60:])  # a statue of a hand becomes scenery
 
 
+def test_a_small_skin_coloured_thing_left_at_the_edge_is_not_a_resting_arm() -> None:
+    # A pink cup put down at the picture's bottom edge, in a zone that reaches the edge: it is
+    # skin-coloured and touches the border, but it is far smaller than an arm, so the zone
+    # settles once the cup is still. An arm resting there blocks it (test above).
+    zones = {"edge": rect(800, 450, 1160, 715)}
+    cfg = SettleConfig(absorb_frames=150)
+    gate = SettleGate(zones, cfg)
+    base = table(11)
+    cam = Camera(seed=12)
+    for _ in range(10):
+        gate.update(cam.shoot(base))
+    cup = base.copy()
+    cv2.circle(cup, (980, 695), 32, SKIN[1], -1)
+    states = [gate.update(cam.shoot(cup)) for _ in range(40)]
+    first = next((i for i, s in enumerate(states) if "edge" in s.settled), None)
+    assert first is not None and first <= cfg.hand_memory_frames + cfg.still_frames + 2
+
+
 def test_false_settle_rate_on_a_random_timeline() -> None:
     """Hands of every skin tone, bare or sleeved, reach into random zones, hover, hold still,
     drop cards and leave. A false settle is a zone reported settled while a hand is over it."""
