@@ -19,6 +19,7 @@ from cardtrack.commands.demo import (
 )
 from server.journal import Journal
 from server.session import Session, journal_chain
+from vision.synth.truth import load_truth
 
 REPO = Path(__file__).resolve().parents[2]
 TWO_PLAYER = REPO / "datasets" / "footage" / "mattel-2p-tnt-endgame"
@@ -40,7 +41,8 @@ def test_once_reads_a_clip_with_the_models_and_prints_the_scores_beside_the_trut
     out = capsys.readouterr().out
     assert "/overlay" in out and "/console" in out
     assert "synthetic" in out and "rendered" in out  # the user is told what they watch
-    found = re.search(r"mattel-2p-tnt-endgame: 160 frames read \(the first 160 of 729\), "
+    total = len(load_truth(TWO_PLAYER / "truth.json.gz").frames)
+    found = re.search(rf"mattel-2p-tnt-endgame: 160 frames read \(the first 160 of {total}\), "
                       r"(\d+) moves read \(truth: 2\)", out)
     assert found, out
     assert re.search(r"final scores read:  \[\d+, \d+\]", out)

@@ -73,8 +73,8 @@ def test_moves_and_checkpoints_follow_the_engine(clip: tuple[Path, Truth]) -> No
 
 def test_hands_appear_while_cards_move(clip: tuple[Path, Truth]) -> None:
     _, truth = clip
-    first = truth.moves[0].frame
+    first = truth.moves[0].frame  # the last card put down (carried, or flipped where it lies)
     assert truth.frames[first].hands == 1
-    carried = [c for c in truth.frames[first - 1].cards if c.zone is None]
+    carried = [c for f in truth.frames[:first] for c in f.cards if c.zone is None]
     assert carried, "a carried card has no zone while it is in the hand"
     assert truth.final_state is not None and truth.final_state["game"] == "minecraft-card-game"

@@ -554,7 +554,7 @@ class FrameState:
     moving: tuple[CardPlacement, ...] = ()
     hands: tuple[HandPlacement, ...] = ()
     hidden: frozenset[int] = frozenset()
-    released: bool = False  # the frame where carried cards are put down
+    released: bool = False  # the frame where a carried or flipped card is put down
 
 
 class Animator:
@@ -648,7 +648,8 @@ class Animator:
                 lift = 25.0 * math.sin(math.pi * t)
                 turn = _angle_lerp(f.before.rotation_deg, f.after.rotation_deg, t)
                 yield FrameState(moving=(replace(card, z_mm=card.z_mm + lift, rotation_deg=turn),),
-                                 hands=(self.hand_at(player, target, 25.0 + lift, 0.4),), hidden=hidden)
+                                 hands=(self.hand_at(player, target, 25.0 + lift, 0.4),), hidden=hidden,
+                                 released=i == n - 1)  # a flipped card is put down too
             pos = target
         if carries or flips:
             yield from self._travel(player, pos, start, 0.5, (30.0, 90.0), 0.2, None, frozenset())
