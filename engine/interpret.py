@@ -74,10 +74,10 @@ class InterpretConfig:
       read before taking the best. 0 frames never waits.
     - `hold_seconds`: when full explanations score within `confirm_margin` of the best but
       leave different states (the camera cannot tell them apart: which player collected an
-      Angry Birds round under their face-down deck), hold the
-      change this long for a later one that does (the winner building with a won card), then
-      take the best. A change the held explanation cannot account for ends the hold at once:
-      the held moves are taken and the new change is read from them. 0 takes the best at once.
+      Angry Birds round under their face-down deck), hold the change this long for a later
+      one that does (the winner building with a won card), then take the best. A change the
+      held explanation cannot account for ends the hold at once: the held moves are taken and
+      the new change is read from them. 0 takes the best at once (`for_game` sets it).
     - `alternatives`: how many runner-up explanations to report to the operator console.
     """
 
@@ -608,8 +608,8 @@ class Interpreter(Generic[S, M]):
         """Whether to hold `best` (`hold_seconds`): a rival full explanation scores within
         `confirm_margin` and leaves the game in another state (what tells them apart, if
         anything, is not read well enough: a deck's height), and the hold has not lasted
-        `hold_seconds`. Holding keeps `best` to take if the table then
-        moves on in a way it cannot explain along with it."""
+        `hold_seconds`. Holding keeps `best` to take if the table then moves on in a way it
+        cannot explain along with it."""
         cfg = self.config
         rival = next(
             (

@@ -134,11 +134,10 @@ class PipelineConfig:
       pipeline tracks. 0.4 here, above the finder's own 0.3. A card found with less than the
       zoning's `sure_score` (0.5) counts only once the identifier names it, so a faint false
       detection holds no zone back while a faint real card (small, far from the camera) is
-      still read: on a 3-player Angry Birds clip (seed 7101) 15 of 30 moves instead of 7 at a
-      plain 0.5 cut (`cardtrack eval`). Its corner refinement is
-      off here: tracking and zoning need only the coarse corners, so the corner refiner runs
-      on the cards about to be cropped for the identifier (`refine_crops`), a few a frame
-      instead of every card of every frame.
+      still read: a plain 0.5 cut lost such cards on rendered far-camera Angry Birds tables.
+      Its corner refinement is off here: tracking and zoning need only the coarse corners, so
+      the corner refiner runs on the cards about to be cropped for the identifier
+      (`refine_crops`), a few a frame instead of every card of every frame.
     - `refine_crops`: put a card's corners on the pixel with the corner refiner (when the
       pipeline has one) before cropping it for the identifier.
     - `max_identify_per_frame`: identifier calls per frame at most (new and turned-over cards
