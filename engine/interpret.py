@@ -678,16 +678,9 @@ class Interpreter(Generic[S, M]):
                 pending=after.pending, desync=after.desync, alternatives=after.alternatives,
                 frame=snapshot.frame,
             )
-        if best.explains and self._ambiguous(nodes, best, snapshot):
-            return Interpretation(
-                moves=(),
-                score=best.score,
-                state=belief,
-                pending=True,
-                alternatives=_as_explanations((best,), alternatives, cfg.alternatives),
-                frame=snapshot.frame,
-            )
-        if best.explains and self._unsure(nodes, best, snapshot):
+        if best.explains and (
+            self._ambiguous(nodes, best, snapshot) or self._unsure(nodes, best, snapshot)
+        ):
             return Interpretation(
                 moves=(),
                 score=best.score,
