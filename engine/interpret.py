@@ -607,9 +607,9 @@ class Interpreter(Generic[S, M]):
     def _ambiguous(self, nodes: list[_Node[S, M]], best: _Node[S, M], snapshot: TableSnapshot) -> bool:
         """Whether to hold `best` (`hold_seconds`): a rival full explanation scores within
         `confirm_margin` and leaves the game in another state (what tells them apart, if
-        anything, is not read well enough: a deck's height), and the hold has not lasted
-        `hold_seconds`. Holding keeps `best` to take if the table then moves on in a way it
-        cannot explain along with it."""
+        anything, is not read well enough: a deck's height). Holding keeps `best`, to take
+        when the hold has lasted `hold_seconds` or the table moves on in a way it cannot
+        explain along with it (see `observe`)."""
         cfg = self.config
         rival = next(
             (
@@ -623,9 +623,6 @@ class Interpreter(Generic[S, M]):
             self._hold = None
             return False
         since = snapshot.time if self._hold is None else self._hold[0]
-        if snapshot.time - since >= cfg.hold_seconds:
-            self._hold = None
-            return False
         self._hold = (since, best)
         return True
 
@@ -666,9 +663,12 @@ class Interpreter(Generic[S, M]):
             return Interpretation(
                 moves=(), score=root.score, state=belief, alternatives=(), frame=snapshot.frame
             )
-        if self._hold is not None and not best.explains:
-            # The table moved on in a way the held change cannot explain along with it: take
-            # the held change now and read the rest from it.
+        if self._hold is not None and (
+            not best.explains or snapshot.time - self._hold[0] >= cfg.hold_seconds
+        ):
+            # The hold ran out, or the table moved on in a way the held change cannot explain
+            # along with it: take the held change (read from the fullest view of it) now and
+            # read the rest from it.
             held = self._hold[1]
             self._hold = None
             self._pending = None
