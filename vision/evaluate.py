@@ -47,6 +47,7 @@ from vision.pipeline import (
     PipelineStep,
     TruthOracleFinder,
     TruthOracleIdentifier,
+    TruthOracleTokenCounter,
     move_key,
     profile_from_truth,
     setup_from_truth,
@@ -350,7 +351,9 @@ def clip_pipeline(
         "timer": timer or StageTimer(window=1_000_000),
     }
     if models.oracle:
-        return Pipeline(config, finder=TruthOracleFinder(truth), identifier=TruthOracleIdentifier(truth), **common)
+        counter = TruthOracleTokenCounter(truth) if any(c.counts for c in truth.checkpoints) else None
+        return Pipeline(config, finder=TruthOracleFinder(truth), identifier=TruthOracleIdentifier(truth),
+                        token_counter=counter, **common)
     pack = None
     if models.art is not None:
         from vision.art.errors import PackError

@@ -22,6 +22,7 @@ doubles that read the answers from a truth file; never for play). `profile_from_
 
 from __future__ import annotations
 
+import bisect
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -409,6 +410,7 @@ class Pipeline:
         timer: StageTimer | None = None,
         tokens: Any = None,
         corners: Any = None,
+        token_counter: Any = None,
     ) -> None:
         self.config = config or PipelineConfig.for_game(game)
         self.ruleset: Ruleset[Any, Any] = get_game(game)
@@ -425,7 +427,7 @@ class Pipeline:
         self.belief = belief
         self.tracker = CardTracker(self.config.tracker, to_table=self._to_table)
         self.token_model = tokens  # a `vision.tokens.TokenModel`: counts tokens and reads the die
-        self.token_counter: Any = None
+        self.token_counter: Any = token_counter  # else built from `tokens` for the profile
         self.bump = BumpMonitor(profile, self.config.bump) if self.config.camera_check else None
         self._use_profile(profile)
         self._dirty: set[str] = set()
@@ -553,7 +555,7 @@ class Pipeline:
                     mine = readable & set(self.token_counter.zones)
                     stale = sorted(z for z in mine if z in self._dirty or z not in self._counts)
                     if stale:
-                        self._counts.update(self.token_counter.counts(image, stale))
+                        self._counts.update(self.token_counter.counts(image, stale, frame_index=index))
                     counts = {z: self._counts[z] for z in mine}
                 snapshot = build_snapshot(contents, readable, index, float(frame.time), counts)
             with timed("interpret"):
@@ -737,6 +739,30 @@ class TruthOracleIdentifier:
         return out
 
 
+class TruthOracleTokenCounter:
+    """TEST DOUBLE: the number of each counter zone (tokens, the die's face) as the truth's
+    checkpoints give it once the latest move completed by the frame is done (checkpoint 0 is the
+    opening table, checkpoint k+1 follows move k). The pipeline counts a zone only once it has
+    settled, after the hand that changed it left. Never for play."""
+
+    def __init__(self, truth: Truth) -> None:
+        self._done = sorted(m.frame for m in truth.moves)
+        self._checkpoints = truth.checkpoints
+        self.zones: tuple[str, ...] = tuple(sorted({z for c in truth.checkpoints for z in c.counts}))
+
+    def counts(self, image: np.ndarray, zones: Sequence[str] | None = None, *,
+               frame_index: int | None = None) -> Mapping[str, int]:
+        del image
+        if frame_index is None:
+            raise PipelineError("TruthOracleTokenCounter.counts: needs the frame index")
+        done = bisect.bisect_right(self._done, frame_index)
+        if len(self._checkpoints) == len(self._done) + 1:
+            checkpoint = self._checkpoints[done]
+        else:  # checkpoints not one per move: the latest one by the frame
+            checkpoint = next((c for c in reversed(self._checkpoints) if c.frame <= frame_index),
+                              self._checkpoints[0])
+        wanted = self.zones if zones is None else zones
+        return MappingProxyType({z: int(checkpoint.counts[z]) for z in wanted if z in checkpoint.counts})
 
 
 def crop_turned(crop: np.ndarray, card: np.ndarray) -> bool:

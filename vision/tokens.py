@@ -321,8 +321,11 @@ class TokenCounter:
         face = int(np.argmax(probs)) + 1
         return Piece(kind=f"{DIE_PREFIX}{face}", center_mm=piece.center_mm, score=piece.score)
 
-    def counts(self, image: np.ndarray, zones: Sequence[str] | None = None) -> Mapping[str, int]:
-        """Zone id → number (tokens, or the die's face) for `zones` (default: all)."""
+    def counts(self, image: np.ndarray, zones: Sequence[str] | None = None, *,
+               frame_index: int | None = None) -> Mapping[str, int]:
+        """Zone id → number (tokens, or the die's face) for `zones` (default: all).
+        `frame_index` is not needed here (stand-ins that read a truth file take it)."""
+        del frame_index
         return MappingProxyType({z: r.count for z, r in self.read(image, zones).items()})
 
 

@@ -401,3 +401,25 @@ def test_the_operator_camera_view_draws_zones_and_cards(
     assert view.any(), "zones and cards are drawn"
     assert encode_jpeg(view)[:2] == b"\xff\xd8"
     assert not blank.any(), "the frame itself is left untouched"
+
+
+def test_the_token_stand_in_counts_as_the_table_stands_once_each_move_is_done() -> None:
+    from types import SimpleNamespace
+
+    from vision.pipeline import TruthOracleTokenCounter
+    from vision.synth.truth import Checkpoint, MoveTruth
+
+    truth: Any = SimpleNamespace(
+        moves=[MoveTruth(frame=40, move={"move": "eat"}), MoveTruth(frame=90, move={"move": "sleep"})],
+        checkpoints=[Checkpoint(frame=10, zones={}, counts={"hunger-1": 3, "die": 0}),
+                     Checkpoint(frame=60, zones={}, counts={"hunger-1": 5, "die": 0}),
+                     Checkpoint(frame=110, zones={}, counts={"hunger-1": 5, "die": 4})],
+    )
+    counter = TruthOracleTokenCounter(truth)
+    assert counter.zones == ("die", "hunger-1")
+    image = np.zeros((4, 4, 3), np.uint8)
+    assert dict(counter.counts(image, frame_index=39)) == {"hunger-1": 3, "die": 0}
+    assert dict(counter.counts(image, ["hunger-1"], frame_index=45)) == {"hunger-1": 5}  # eaten, before the rest
+    assert dict(counter.counts(image, frame_index=95)) == {"hunger-1": 5, "die": 4}
+    with pytest.raises(PipelineError, match="frame index"):
+        counter.counts(image)
