@@ -183,13 +183,20 @@ class ExplorersInterpreter:
         return out
 
     def _new_mobs(self, state: ExplorersState, snapshot: TableSnapshot) -> tuple[str, ...]:
-        """Mob cards seen on the table that the state does not hold there."""
+        """Mob cards seen on the table that the state does not hold there, in the order they
+        were turned up: by tracker id when every one has an id (a card seen later gets a
+        higher one), else as listed. The order matters: a reveal draws until a new type shows,
+        so a mob already on the table turned up first is followed by another."""
         if "mobs" not in snapshot.settled:
             return ()
         seen = snapshot.cards("mobs")
         m = match_spread([self.card_face(c) for c in state.mobs], seen)
+        extra = list(m.extra)
+        tracks = [seen[j].track_id for j in extra]
+        if all(t is not None for t in tracks):
+            extra.sort(key=lambda j: seen[j].track_id or 0)
         out: list[str] = []
-        for j in m.extra:
+        for j in extra:
             ids = self._ids_of(seen[j])
             if ids:
                 out.append(ids[0])

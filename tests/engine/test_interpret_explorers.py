@@ -184,6 +184,25 @@ def test_mobs_turning_up_from_a_hidden_deck_are_read() -> None:
     assert isinstance(moves[-1], EndTurn) and state.current == 2
 
 
+def test_mobs_turned_up_are_drawn_in_the_order_the_tracker_first_saw_them() -> None:
+    # The pipeline lists a spread newest first, each card with its track id. A zombie (already
+    # on the table) turned up first and a witch after it: read in the listed order, the witch
+    # would stop the reveal before the second zombie.
+    before = base(**{"mob-deck": [None] * 6, "mobs": ["zombie"]})
+    move = EndTurn(player=1, reveal=(("mobs", "zombie", "witch"),))
+    after = GAME.apply(before, move).state
+    seen = render(after, frame=10)
+    zones = dict(seen.zones)
+    faces = [c.best.face for c in zones["mobs"]]  # oldest first, as the state lays them
+    zones["mobs"] = tuple(
+        SeenCard(candidates=(Candidate(face=f, score=0.9),), track_id=k + 1) for k, f in enumerate(faces)
+    )[::-1]
+    snapshot = TableSnapshot(frame=10, time=10 / 30.0, zones=zones, counts=seen.counts, settled=seen.settled)
+    result = Interpreter(GAME).observe(before, snapshot)
+    assert not result.pending and not result.desync
+    assert sorted(result.state.mobs) == ["witch", "zombie", "zombie"]
+
+
 def test_refilled_fronts_are_read_from_an_unknown_deck() -> None:
     before = base(**{"landscape-deck": [None, None, None]})
     move = Refresh(player=1, keep=("display-1", "display-2", "display-3", "display-4"),
