@@ -315,8 +315,9 @@ class ExplorersInterpreter:
         # Fill: chests now flipped, completed from the items that left the area.
         if "chests" in unexplained and "chests" in snapshot.settled:
             yield from self._built_fill(state, snapshot, p, lost, gone)
-        # End of turn with the mobs that turned up.
-        if reveal_mobs:
+        # End of turn with the mobs that turned up, or with none when iron armor that left
+        # the area cancelled the night's reveal.
+        if reveal_mobs or armor is not None:
             yield EndTurn(player=p, armor=armor, reveal=reveal_mobs)
 
     def _items_for(

@@ -203,6 +203,15 @@ def test_mobs_turned_up_are_drawn_in_the_order_the_tracker_first_saw_them() -> N
     assert sorted(result.state.mobs) == ["witch", "zombie", "zombie"]
 
 
+def test_iron_armor_that_cancels_the_night_reveal_is_read_with_the_end_of_turn() -> None:
+    before = base(**{"player-1": [*BASE["player-1"], "taiga.iron-armor"], "mob-deck": [None] * 6,
+                     "landscape-deck": ["shipwreck.carrot", "jungle.melon"]})
+    move = EndTurn(player=1, armor="taiga.iron-armor")
+    moves, state = observe(before, move)
+    assert [plain(m) for m in moves] == [plain(move)]
+    assert state.mobs == before.mobs and "taiga.iron-armor" in state.discard
+
+
 def test_refilled_fronts_are_read_from_an_unknown_deck() -> None:
     before = base(**{"landscape-deck": [None, None, None]})
     move = Refresh(player=1, keep=("display-1", "display-2", "display-3", "display-4"),
