@@ -78,7 +78,7 @@ SLOW = {("starving", "lose-health"), ("harvest_yield", "drawn-card")}
 )
 def test_every_option_plays_legal_games(seed: int, choice: tuple[str, str]) -> None:
     options = {choice[0]: choice[1], "shinies_to_win": 5}
-    game = simulate_game(GAME, players=2, seed=seed, options=options, max_moves=1200)
+    game = simulate_game(GAME, players=2, seed=seed, options=options, max_moves=2000)
     assert not game.warnings
     check_conservation(game.final)
     # Starving players spend every action on food, and a harvest that yields by the drawn card
