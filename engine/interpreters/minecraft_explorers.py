@@ -183,10 +183,11 @@ class ExplorersInterpreter:
         return out
 
     def _new_mobs(self, state: ExplorersState, snapshot: TableSnapshot) -> tuple[str, ...]:
-        """Mob cards seen on the table that the state does not hold there, in the order they
-        were turned up: by tracker id when every one has an id (a card seen later gets a
-        higher one), else as listed. The order matters: a reveal draws until a new type shows,
-        so a mob already on the table turned up first is followed by another."""
+        """Mob cards seen on the table that the state does not hold there, in an order the
+        rules can draw them: a reveal draws until a type not yet on the table shows, so before
+        each new type come the cards of types already there (`_draw_order`). Among those, the
+        order they were turned up: by tracker id when every one has an id (a card seen later
+        gets a higher one), else as listed."""
         if "mobs" not in snapshot.settled:
             return ()
         seen = snapshot.cards("mobs")
@@ -200,7 +201,7 @@ class ExplorersInterpreter:
             ids = self._ids_of(seen[j])
             if ids:
                 out.append(ids[0])
-        return tuple(out)
+        return _draw_order(state.mobs, out)
 
     def _gone_mobs(self, state: ExplorersState, snapshot: TableSnapshot) -> list[str]:
         if "mobs" not in snapshot.settled:
@@ -417,3 +418,19 @@ class ExplorersInterpreter:
                 cards = (*sorted(area.elements()), *extra)
                 out.append(TableChange(player=state.current, zone=zone, cards=cards))
         return tuple(out)
+
+
+def _draw_order(on_table: Iterable[str], cards: Iterable[str]) -> tuple[str, ...]:
+    """`cards` (mobs turned up, in the order seen) as reveals draw them: each reveal takes
+    every card of a type already on the table, then one of a new type, which ends it."""
+    present = set(on_table)
+    rest = list(cards)
+    out: list[str] = []
+    while rest:
+        out += [c for c in rest if c in present]
+        rest = [c for c in rest if c not in present]
+        if rest:
+            new = rest.pop(0)
+            out.append(new)
+            present.add(new)
+    return tuple(out)

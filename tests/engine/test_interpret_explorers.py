@@ -212,6 +212,21 @@ def test_iron_armor_that_cancels_the_night_reveal_is_read_with_the_end_of_turn()
     assert state.mobs == before.mobs and "taiga.iron-armor" in state.discard
 
 
+def test_mobs_turned_up_are_put_in_an_order_reveals_can_draw() -> None:
+    from engine.interpreters.minecraft_explorers import _draw_order
+
+    # Two reveals with spider and enderman on the table: the first drew a spider, then a new
+    # skeleton; the second an enderman and a skeleton (both there by then), then a new zombie.
+    seen = ["spider", "skeleton", "enderman", "zombie", "skeleton"]
+    order = _draw_order(["spider", "enderman"], seen)
+    assert order == ("spider", "enderman", "skeleton", "skeleton", "zombie")
+    state = base(**{"mob-deck": [None] * 10, "mobs": ["spider", "enderman"]})
+    # One reveal (the night card) takes the cards of known types, then the first new one.
+    rules_draw = GAME.apply(state, EndTurn(player=1, reveal=(("mobs", *order),))).state
+    assert sorted(rules_draw.mobs) == ["enderman", "enderman", "skeleton", "spider", "spider"]
+    assert _draw_order([], ["zombie", "zombie"]) == ("zombie", "zombie")
+
+
 def test_refilled_fronts_are_read_from_an_unknown_deck() -> None:
     before = base(**{"landscape-deck": [None, None, None]})
     move = Refresh(player=1, keep=("display-1", "display-2", "display-3", "display-4"),
