@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import SCANS, make_scan_pack
+from scan_pack import SCANS, make_scan_pack
 
 from engine import get_game
 from engine.simulate import simulate_game

@@ -71,6 +71,7 @@ from vision.synth.truth import (
 )
 
 GENERATOR = "cardtrack synth footage"
+END_REST_SECONDS = 1.5  # still table after the last move
 HOLDER_TILT_DEG = 68.0
 _SPREAD_PER_ROW = 10
 
@@ -810,6 +811,9 @@ def make_footage(
             checkpoints.append(replace(table.checkpoint(len(frames) - 1, card_zones),
                                        counts=tokens.checkpoint_counts()))
             bar.update(1)
+        # The table rests at the end long enough for a camera to read the last move (a zone
+        # settles a quarter second after the hand left).
+        rest(END_REST_SECONDS)
     finally:
         bar.close()
         if writer is not None:
