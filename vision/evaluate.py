@@ -48,7 +48,7 @@ from vision.pipeline import (
     TruthOracleFinder,
     TruthOracleIdentifier,
     TruthOracleTokenCounter,
-    move_key,
+    match_moves,
     profile_from_truth,
     setup_from_truth,
 )
@@ -566,56 +566,6 @@ def _ap_from_steps(tps: np.ndarray, fps: np.ndarray, positives: int) -> float:
 
 
 # -- metrics: moves and state -----------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class MoveMatch:
-    """Read moves against the truth's: pairs (read index, truth index), and the rest."""
-
-    pairs: tuple[tuple[int, int], ...]
-    missed: tuple[int, ...]  # truth indices
-    spurious: tuple[int, ...]  # read indices
-
-
-def match_moves(
-    emitted: Sequence[tuple[int, Mapping[str, Any]]],
-    expected: Sequence[tuple[int, Mapping[str, Any]]],
-    tolerance: int,
-) -> MoveMatch:
-    """The most pairs, in order, of a read move and a truth move that are the same move with
-    the same cards (`vision.pipeline.move_key`: reveals left out, payments as sets) and lie at
-    most `tolerance` frames apart."""
-    if tolerance < 0:
-        raise EvaluationError(f"move tolerance must be 0 frames or more, got {tolerance}")
-    a = [(int(f), move_key(m)) for f, m in emitted]
-    b = [(int(f), move_key(m)) for f, m in expected]
-    n, m = len(a), len(b)
-
-    def fits(i: int, j: int) -> bool:
-        return a[i][1] == b[j][1] and abs(a[i][0] - b[j][0]) <= tolerance
-
-    best = [[0] * (m + 1) for _ in range(n + 1)]
-    for i in range(n - 1, -1, -1):
-        for j in range(m - 1, -1, -1):
-            best[i][j] = max(best[i + 1][j], best[i][j + 1], best[i + 1][j + 1] + 1 if fits(i, j) else 0)
-    pairs: list[tuple[int, int]] = []
-    i = j = 0
-    while i < n and j < m:
-        if fits(i, j) and best[i][j] == best[i + 1][j + 1] + 1:
-            pairs.append((i, j))
-            i += 1
-            j += 1
-        elif best[i + 1][j] >= best[i][j + 1]:
-            i += 1
-        else:
-            j += 1
-    read = {p[0] for p in pairs}
-    truth = {p[1] for p in pairs}
-    return MoveMatch(
-        pairs=tuple(pairs),
-        missed=tuple(k for k in range(m) if k not in truth),
-        spurious=tuple(k for k in range(n) if k not in read),
-    )
 
 
 # -- metrics: the referee's calls -------------------------------------------------------------------

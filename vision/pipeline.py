@@ -17,7 +17,7 @@ small protocols `CardFinder` and `CardIdentifier`, so everything downstream of t
 be checked with the truth stand-ins `TruthOracleFinder` / `TruthOracleIdentifier` (test
 doubles that read the answers from a truth file; never for play). `profile_from_truth` and
 `setup_from_truth` read the table geometry and the opening deal of a bundled clip;
-`score_moves` compares the moves read with the truth's.
+`match_moves` and `score_moves` compare the moves read with the truth's.
 """
 
 from __future__ import annotations
@@ -825,23 +825,58 @@ class MoveScore:
 def score_moves(
     emitted: Sequence[tuple[int, Mapping[str, Any]]], expected: Sequence[tuple[int, Mapping[str, Any]]]
 ) -> MoveScore:
-    """Match (frame, move) lists in order by `move_key`; table corrections count as emitted."""
-    a = [move_key(m) for _, m in emitted]
-    b = [move_key(m) for _, m in expected]
+    """Match (frame, move) lists in order by `move_key` at any distance (`match_moves`); table
+    corrections count as emitted."""
+    pairs = match_moves(emitted, expected).pairs
+    delays = tuple(int(emitted[i][0]) - int(expected[j][0]) for i, j in pairs)
+    return MoveScore(emitted=len(emitted), expected=len(expected), matched=len(pairs), delays_frames=delays)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MoveMatch:
+    """Read moves against the truth's: pairs (read index, truth index), and the rest."""
+
+    pairs: tuple[tuple[int, int], ...]
+    missed: tuple[int, ...]  # truth indices
+    spurious: tuple[int, ...]  # read indices
+
+
+def match_moves(
+    emitted: Sequence[tuple[int, Mapping[str, Any]]],
+    expected: Sequence[tuple[int, Mapping[str, Any]]],
+    tolerance: int | None = None,
+) -> MoveMatch:
+    """The most pairs, in order, of a read move and a truth move that are the same move with
+    the same cards (`move_key`: reveals left out, payments as sets) and lie at most
+    `tolerance` frames apart (None: any distance)."""
+    if tolerance is not None and tolerance < 0:
+        raise PipelineError(f"move tolerance must be 0 frames or more, got {tolerance}")
+    a = [(int(f), move_key(m)) for f, m in emitted]
+    b = [(int(f), move_key(m)) for f, m in expected]
     n, m = len(a), len(b)
-    table = [[0] * (m + 1) for _ in range(n + 1)]
+
+    def fits(i: int, j: int) -> bool:
+        return a[i][1] == b[j][1] and (tolerance is None or abs(a[i][0] - b[j][0]) <= tolerance)
+
+    best = [[0] * (m + 1) for _ in range(n + 1)]
     for i in range(n - 1, -1, -1):
         for j in range(m - 1, -1, -1):
-            table[i][j] = table[i + 1][j + 1] + 1 if a[i] == b[j] else max(table[i + 1][j], table[i][j + 1])
-    delays: list[int] = []
+            best[i][j] = max(best[i + 1][j], best[i][j + 1], best[i + 1][j + 1] + 1 if fits(i, j) else 0)
+    pairs: list[tuple[int, int]] = []
     i = j = 0
     while i < n and j < m:
-        if a[i] == b[j]:
-            delays.append(int(emitted[i][0]) - int(expected[j][0]))
+        if fits(i, j) and best[i][j] == best[i + 1][j + 1] + 1:
+            pairs.append((i, j))
             i += 1
             j += 1
-        elif table[i + 1][j] >= table[i][j + 1]:
+        elif best[i + 1][j] >= best[i][j + 1]:
             i += 1
         else:
             j += 1
-    return MoveScore(emitted=n, expected=m, matched=len(delays), delays_frames=tuple(delays))
+    read = {p[0] for p in pairs}
+    truth = {p[1] for p in pairs}
+    return MoveMatch(
+        pairs=tuple(pairs),
+        missed=tuple(k for k in range(m) if k not in truth),
+        spurious=tuple(k for k in range(n) if k not in read),
+    )

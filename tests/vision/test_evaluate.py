@@ -201,7 +201,7 @@ def test_moves_match_within_the_tolerance_with_payments_as_sets_and_reveals_igno
     assert late.pairs == ((1, 1),) and late.missed == (0,) and late.spurious == (0,)
     other_cards = [(150, {"player": 1, "move": "craft", "card": "diamond-sword", "pay": ["wood-1", "wood-2"]})]
     assert match_moves(other_cards, truth, 30).spurious == (0,)
-    with pytest.raises(EvaluationError):
+    with pytest.raises(ValueError, match="tolerance"):
         match_moves(read, truth, -1)
 
 
