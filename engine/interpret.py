@@ -626,6 +626,19 @@ class Interpreter(Generic[S, M]):
         self._hold = (since, best)
         return True
 
+    def _waiting(
+        self, belief: S, best: _Node[S, M], rest: tuple[Explanation[S, M], ...], snapshot: TableSnapshot
+    ) -> Interpretation[S, M]:
+        """Nothing applied yet: the change is pending, `best` first among what it may be."""
+        return Interpretation(
+            moves=(),
+            score=best.score,
+            state=belief,
+            pending=True,
+            alternatives=_as_explanations((best,), rest, self.config.alternatives),
+            frame=snapshot.frame,
+        )
+
     def _ceiling(self, node: _Node[S, M]) -> float:
         """The best score any longer explanation through `node` could reach."""
         cfg = self.config
@@ -681,42 +694,18 @@ class Interpreter(Generic[S, M]):
         if best.explains and (
             self._ambiguous(nodes, best, snapshot) or self._unsure(nodes, best, snapshot)
         ):
-            return Interpretation(
-                moves=(),
-                score=best.score,
-                state=belief,
-                pending=True,
-                alternatives=_as_explanations((best,), alternatives, cfg.alternatives),
-                frame=snapshot.frame,
-            )
+            return self._waiting(belief, best, alternatives, snapshot)
         self._confirm = None
-        if best.explains:
-            self._pending = None
-            return Interpretation(
-                moves=best.moves,
-                score=best.score,
-                state=best.state,
-                alternatives=alternatives,
-                frame=snapshot.frame,
-            )
         explaining = next((n for n in nodes if n.explains), None)
         if explaining is not None and (
             explaining.score >= best.score - cfg.zone_penalty - cfg.card_penalty
         ):
-            # A full explanation within one unseen card of the best: the table as read.
+            # The best full explanation, or one within an unseen card of the best: the table
+            # as read.
             best = explaining
-        if best.explains:
-            self._pending = None
-            return Interpretation(
-                moves=best.moves,
-                score=best.score,
-                state=best.state,
-                alternatives=alternatives,
-                frame=snapshot.frame,
-            )
-        if best.moves and 0 < best.lacking <= cfg.lacking_cards:
-            # Everything is explained but a card or two not seen this time (a glare, a finder
-            # miss): take the moves; those cards are checked again in the next reads.
+        if best.explains or (best.moves and 0 < best.lacking <= cfg.lacking_cards):
+            # Everything explained, or all but a card or two not seen this time (a glare, a
+            # finder miss): take the moves; those cards are checked again in the next reads.
             self._pending = None
             return Interpretation(
                 moves=best.moves,
@@ -743,14 +732,7 @@ class Interpreter(Generic[S, M]):
             and waited_seconds < cfg.pending_seconds
             and not stuck
         ):
-            return Interpretation(
-                moves=(),
-                score=best.score,
-                state=belief,
-                pending=True,
-                alternatives=_as_explanations((best,), alternatives, cfg.alternatives),
-                frame=snapshot.frame,
-            )
+            return self._waiting(belief, best, alternatives, snapshot)
         # Held long enough: keep the best legal part, then make the belief match the table.
         self._pending = None
         fixes = self.game.corrections(best.state, snapshot, sorted(best.unexplained))
