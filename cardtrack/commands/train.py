@@ -148,9 +148,7 @@ def train_finder_command(args: argparse.Namespace) -> int:
                                   max_minutes=args.minutes)
     result = ft.train_finder(out, data_dir=data, work_dir=root / f"work-seed{args.seed}", seed=args.seed,
                              config=config, resume=not args.restart, progress=not args.quiet)
-    print(f"wrote {result.out}: {result.parameters} parameters, {result.steps} steps in "
-          f"{result.seconds / 60:.1f} min, final loss {result.final_loss:.3f}, onnxruntime vs torch "
-          f"max difference {result.export_max_diff:.1e}; log: {result.log}")
+    print(result.describe())
     return 0
 
 
@@ -171,9 +169,7 @@ def train_corners_command(args: argparse.Namespace) -> int:
                                   max_minutes=args.minutes)
     result = ct.train_corners(Path(args.out), data_dir=data, work_dir=root / f"work-seed{args.seed}",
                               seed=args.seed, config=config, resume=not args.restart, progress=not args.quiet)
-    print(f"wrote {result.out}: {result.parameters} parameters, {result.steps} steps in "
-          f"{result.seconds / 60:.1f} min on {result.cards} cards, final loss {result.final_loss:.3f}, "
-          f"onnxruntime vs torch max difference {result.export_max_diff:.1e}; log: {result.log}")
+    print(result.describe())
     return 0
 
 
@@ -198,9 +194,7 @@ def train_tokens_command(args: argparse.Namespace) -> int:
     config = tt.TokenTrainConfig(steps=args.steps, batch=args.batch, threads=args.threads, max_minutes=args.minutes)
     result = tt.train_tokens(out, data_dir=data, work_dir=root / f"work-seed{args.seed}", seed=args.seed,
                              config=config, resume=not args.restart, progress=not args.quiet)
-    print(f"wrote {result.out}: {result.parameters} parameters, {result.steps} steps in "
-          f"{result.seconds / 60:.1f} min, final loss {result.final_loss:.3f}, onnxruntime vs torch "
-          f"max difference {result.export_max_diff:.1e}; log: {result.log}")
+    print(result.describe())
     return 0
 
 

@@ -7,8 +7,32 @@ the run mechanics are here so that every model resumes, schedules and saves the 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TrainResult:
+    """What a training run wrote: the ONNX model, how long it trained, its final loss, how far
+    onnxruntime's outputs lie from torch's on the same input, and its log; `cards`: the
+    training examples, where the model counts them (the corner refiner)."""
+
+    out: Path
+    steps: int
+    seconds: float
+    parameters: int
+    final_loss: float
+    export_max_diff: float
+    log: Path
+    cards: int | None = None
+
+    def describe(self) -> str:
+        """One line for the command's output."""
+        on = f" on {self.cards} cards" if self.cards is not None else ""
+        return (f"wrote {self.out}: {self.parameters} parameters, {self.steps} steps in "
+                f"{self.seconds / 60:.1f} min{on}, final loss {self.final_loss:.3f}, onnxruntime vs "
+                f"torch max difference {self.export_max_diff:.1e}; log: {self.log}")
 
 
 def require_torch(error: type[ValueError], what: str) -> Any:

@@ -38,7 +38,13 @@ from vision.corners import (
     warp_to_canvas,
 )
 from vision.finder import canonical_order
-from vision.train.common import cosine_lr, load_checkpoint, require_torch, save_checkpoint
+from vision.train.common import (
+    TrainResult,
+    cosine_lr,
+    load_checkpoint,
+    require_torch,
+    save_checkpoint,
+)
 
 RENDER_SIZE = (1280, 720)
 SHARD_SIZE = 40
@@ -300,18 +306,6 @@ class CornerTrainConfig:
     max_minutes: float = 30.0
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class CornerTrainResult:
-    out: Path
-    steps: int
-    seconds: float
-    parameters: int
-    final_loss: float
-    export_max_diff: float
-    cards: int
-    log: Path
-
-
 def load_cards(data_dir: Path) -> list[CardPatch]:
     paths = sorted(data_dir.glob("*.pkl"))
     if not paths:
@@ -324,7 +318,7 @@ def load_cards(data_dir: Path) -> list[CardPatch]:
 
 def train_corners(out: Path, *, data_dir: Path, work_dir: Path, seed: int = 0,
                   config: CornerTrainConfig | None = None, resume: bool = True,
-                  progress: bool = True) -> CornerTrainResult:
+                  progress: bool = True) -> TrainResult:
     """Train on the shards in `data_dir`, checkpointing into `work_dir`, then export to `out`.
     Stops after `config.steps` steps or `config.max_minutes`, whichever first (both count the
     whole run, resumed sessions included)."""
@@ -377,8 +371,8 @@ def train_corners(out: Path, *, data_dir: Path, work_dir: Path, seed: int = 0,
     save_checkpoint(torch, ckpt, net, opt, step, seconds)
     diff = export_onnx(net, out)
     params = sum(p.numel() for p in net.parameters())
-    return CornerTrainResult(out=out, steps=step, seconds=seconds, parameters=int(params), final_loss=loss_avg,
-                             export_max_diff=diff, cards=len(cards), log=log_path)
+    return TrainResult(out=out, steps=step, seconds=seconds, parameters=int(params), final_loss=loss_avg,
+                       export_max_diff=diff, cards=len(cards), log=log_path)
 
 
 def export_onnx(net, out: Path, *, check_batch: int = 3) -> float:  # type: ignore[no-untyped-def]

@@ -27,7 +27,13 @@ import numpy as np
 from tqdm import tqdm
 
 from vision.letterbox import INPUT_HEIGHT, INPUT_WIDTH, STRIDE, letterbox_params, to_letterbox
-from vision.train.common import cosine_lr, load_checkpoint, require_torch, save_checkpoint
+from vision.train.common import (
+    TrainResult,
+    cosine_lr,
+    load_checkpoint,
+    require_torch,
+    save_checkpoint,
+)
 
 RENDER_SIZE = (640, 360)
 SHARD_SIZE = 25
@@ -322,20 +328,9 @@ class FinderTrainConfig:
     cache_shards: int = 120
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class FinderTrainResult:
-    out: Path
-    steps: int
-    seconds: float
-    parameters: int
-    final_loss: float
-    export_max_diff: float
-    log: Path
-
-
 def train_finder(out: Path, *, data_dir: Path, work_dir: Path, seed: int = 0,
                  config: FinderTrainConfig | None = None, resume: bool = True,
-                 progress: bool = True) -> FinderTrainResult:
+                 progress: bool = True) -> TrainResult:
     """Train on the shards in `data_dir`, checkpointing into `work_dir`, then export to `out`.
 
     Stops after `config.steps` steps or `config.max_minutes` of training, whichever first;
@@ -391,8 +386,8 @@ def train_finder(out: Path, *, data_dir: Path, work_dir: Path, seed: int = 0,
     save_checkpoint(torch, ckpt, net, opt, step, seconds)
     diff = export_onnx(net, out)
     params = sum(p.numel() for p in net.parameters())
-    return FinderTrainResult(out=out, steps=step, seconds=seconds, parameters=int(params),
-                             final_loss=loss_avg, export_max_diff=diff, log=log_path)
+    return TrainResult(out=out, steps=step, seconds=seconds, parameters=int(params),
+                       final_loss=loss_avg, export_max_diff=diff, log=log_path)
 
 
 def export_onnx(net, out: Path, *, check_batch: int = 2) -> float:  # type: ignore[no-untyped-def]

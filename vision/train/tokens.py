@@ -42,7 +42,13 @@ from vision.tokens import (
     mm_to_crop_px,
     rectify,
 )
-from vision.train.common import cosine_lr, load_checkpoint, require_torch, save_checkpoint
+from vision.train.common import (
+    TrainResult,
+    cosine_lr,
+    load_checkpoint,
+    require_torch,
+    save_checkpoint,
+)
 
 # The die has a presence class (`d6`, wherever it lies) and one class per face (`d6:1`..`d6:6`).
 CLASSES = ("health", "hunger", "daylight", *(f"{DIE_PREFIX}{i}" for i in range(1, 7)), DIE_PREFIX[:-1])
@@ -314,17 +320,6 @@ class TokenTrainConfig:
     max_minutes: float = 12.0
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class TokenTrainResult:
-    out: Path
-    steps: int
-    seconds: float
-    parameters: int
-    final_loss: float
-    export_max_diff: float
-    log: Path
-
-
 def render_shards(data_dir: Path, *, seed: int, shards: Sequence[int], progress: bool = True) -> list[Path]:
     """Render the listed shards (skipping those already there) with a progress bar."""
     return [render_shard(data_dir, seed=seed, shard=k)
@@ -333,7 +328,7 @@ def render_shards(data_dir: Path, *, seed: int, shards: Sequence[int], progress:
 
 def train_tokens(out: Path, *, data_dir: Path, work_dir: Path, seed: int = 0,
                  config: TokenTrainConfig | None = None, resume: bool = True,
-                 progress: bool = True) -> TokenTrainResult:
+                 progress: bool = True) -> TrainResult:
     """Train on the shards in `data_dir`, checkpointing into `work_dir`, then export to `out`.
 
     Stops after `config.steps` steps or `config.max_minutes`, whichever first; with `resume`,
@@ -393,8 +388,8 @@ def train_tokens(out: Path, *, data_dir: Path, work_dir: Path, seed: int = 0,
     die_net = train_die(work_dir, data_dir, seed=seed, threads=config.threads, progress=progress)
     diff = export_onnx(net, die_net, out)
     params = sum(p.numel() for p in net.parameters()) + sum(p.numel() for p in die_net.parameters())
-    return TokenTrainResult(out=out, steps=step, seconds=seconds, parameters=int(params),
-                            final_loss=loss_avg, export_max_diff=diff, log=log_path)
+    return TrainResult(out=out, steps=step, seconds=seconds, parameters=int(params),
+                       final_loss=loss_avg, export_max_diff=diff, log=log_path)
 
 
 def _joined(net: Any, die_net: Any) -> Any:
