@@ -79,25 +79,39 @@ def test_game_over_chance_counts_the_bottom_cards() -> None:
     assert ruleset.game_over_chance(seen) == 0.0
 
 
+BIRDS = "angry-birds-power-cards"
+
+
+def _birds_overlay(new_page: Any, base: str) -> Any:
+    page = new_page()
+    page.goto(f"{base}/overlay")
+    page.wait_for_selector(f'#game-panel[data-game="{BIRDS}"]')
+    return page
+
+
+def _lay_round(ruleset: Any, base: str, kinds: tuple[str, ...]) -> tuple[Any, Any]:
+    """Post the first legal move of `kinds` until the round's cards all lie in their slots (and,
+    when `name-stat` is among them, the stat is named); the state and the last answer."""
+    state = ruleset.initial_state(players=2, options=None, seed=SEED)
+    posted = None
+    while True:
+        result = ruleset.round_result(state)
+        if result.complete or ("name-stat" not in kinds and result.cards and not result.waiting):
+            return state, posted
+        moves = [ruleset.move_to_dict(m) for m in ruleset.legal_moves(state)]
+        move = next(m for m in moves if m["move"] in kinds)
+        posted = call(base, "POST", "/api/moves", {"move": move})
+        state = ruleset.apply(state, ruleset.parse_move(move)).state
+
+
 @browser_test
 def test_angry_birds_panel_announces_the_round_before_take(
     new_page: Any, tmp_path: Path
 ) -> None:
-    game = "angry-birds-power-cards"
-    ruleset: Any = get_game(game)
-    state = ruleset.initial_state(players=2, options=None, seed=SEED)
-    with serving(settings(tmp_path, game)) as base:
-        page = new_page()
-        page.goto(f"{base}/overlay")
-        page.wait_for_selector('#game-panel[data-game="angry-birds-power-cards"]')
-        posted = None
-        for _ in range(10):
-            moves = [ruleset.move_to_dict(m) for m in ruleset.legal_moves(state)]
-            if any(m["move"] in ("take", "to-pot") for m in moves):
-                break
-            move = next(m for m in moves if m["move"] in ("name-stat", "play"))
-            posted = call(base, "POST", "/api/moves", {"move": move})
-            state = ruleset.apply(state, ruleset.parse_move(move)).state
+    ruleset: Any = get_game(BIRDS)
+    with serving(settings(tmp_path, BIRDS)) as base:
+        page = _birds_overlay(new_page, base)
+        state, posted = _lay_round(ruleset, base, ("name-stat", "play"))
         assert posted is not None
         result = ruleset.round_result(state)
         assert result.complete, "both cards lie in their battle slots"
@@ -144,20 +158,11 @@ def stat_rows(page: Any) -> dict[str, dict[str, Any]]:
 def test_angry_birds_panel_announces_every_stat_while_the_stat_is_not_named(
     new_page: Any, tmp_path: Path
 ) -> None:
-    game = "angry-birds-power-cards"
-    ruleset: Any = get_game(game)
-    state = ruleset.initial_state(players=2, options=None, seed=SEED)
-    with serving(settings(tmp_path, game)) as base:
-        page = new_page()
-        page.goto(f"{base}/overlay")
-        page.wait_for_selector('#game-panel[data-game="angry-birds-power-cards"]')
-        posted = None
+    ruleset: Any = get_game(BIRDS)
+    with serving(settings(tmp_path, BIRDS)) as base:
+        page = _birds_overlay(new_page, base)
         # The camera lays the cards; the stat is said aloud and never posted.
-        while not ruleset.round_result(state).cards or ruleset.round_result(state).waiting:
-            moves = [ruleset.move_to_dict(m) for m in ruleset.legal_moves(state)]
-            move = next(m for m in moves if m["move"] == "play")
-            posted = call(base, "POST", "/api/moves", {"move": move})
-            state = ruleset.apply(state, ruleset.parse_move(move)).state
+        state, posted = _lay_round(ruleset, base, ("play",))
         assert posted is not None
         result = ruleset.round_result(state)
         assert result.stat is None and not result.complete and not result.waiting
