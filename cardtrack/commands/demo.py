@@ -37,6 +37,7 @@ from server.app import create_app
 from server.feeds import SimulatedFeed
 from server.session import Session
 from server.settings import DEFAULT_PORT, ServerSettings
+from server.viewmodel import move_text
 from server.vision_feed import VisionFeed
 from vision.capture import CaptureConfig, open_source
 from vision.evaluate import footage_at, load_clip, truth_in
@@ -433,34 +434,12 @@ def _when_finished(app: FastAPI, done: threading.Event) -> None:
 # -- narrating a simulated game -----------------------------------------------------------------
 
 
-def describe(move: Any) -> str:
-    name = type(move).NAME
-    fields = {f: getattr(move, f) for f in move.__dataclass_fields__}
-    who = f"player {fields.pop('player')}"
-    fields.pop("reveal", None)
-    if name == "mine":
-        return f"{who} mines resource pile {fields['pile']}"
-    if name == "craft":
-        pay = ", ".join(fields["pay"]) or "nothing"
-        axes = f" and axes {', '.join(fields['axes'])}" if fields["axes"] else ""
-        return f"{who} crafts {fields['card']} from {fields['source']}, paying {pay}{axes}"
-    if name == "reserve":
-        return f"{who} reserves the top of craft pile {fields['pile']}"
-    if name == "tnt-keep":
-        return f"{who} keeps {', '.join(fields['cards']) or 'nothing'} from the TNT blast"
-    if name == "creeper-discard":
-        what = fields["card"] or f"the sword {fields['sword']}"
-        return f"{who} answers the creeper with {what}"
-    if name == "use-tool":
-        target = f" on player {fields['target']}" if fields.get("target") else ""
-        return f"{who} uses {fields['card']}{target}"
-    if name == "end-turn":
-        return f"{who} ends the turn"
-    return f"{who} {name} {fields}"
-
-
 def narrate(args: argparse.Namespace) -> int:
-    ruleset = get_game(GAME)
+    ruleset: Any = get_game(GAME)
+
+    def describe(move: Any) -> str:  # the sentence the pages show for the move
+        return move_text(ruleset.move_to_dict(move), (), ruleset.catalog)
+
     game = simulate_game(ruleset, players=args.players, seed=args.seed)
     state = ruleset.initial_state(players=args.players, seed=args.seed)
     print(f"{ruleset.name}: {args.players} players, seed {args.seed}")
