@@ -8,7 +8,9 @@ the faces seen turning up). Each resulting state is rendered as an expected appe
 scored against the snapshot in the settled zones only: the log of each implied face's
 candidate score relative to the best candidate, a penalty per zone that does not match, a small
 penalty per move (the simplest explanation wins) and a penalty per rule warning (legal beats
-illegal). A change that nothing explains is held as pending for a while, then written as
+illegal). Where the camera cannot see a change (a face-down pile one card lower: a counter
+whose number was not read) the hands tell: an explanation pays `reach_penalty` for such a
+change in a zone no hand reached into, and for leaving such a zone as it was when a hand did. A change that nothing explains is held as pending for a while, then written as
 physical table changes that raise `desync`, for the operator to correct.
 """
 
@@ -39,6 +41,13 @@ HOLD_SECONDS: dict[str, float] = {
     "angry-birds-power-cards": 6.0,
 }
 """Games whose camera cannot tell some explanations apart: seconds to hold such a change."""
+
+PENDING_SECONDS: dict[str, float] = {
+    # A turn is an action, then the tokens of the turn's steps (hunger, health, the night's
+    # die) counted out one by one: the action alone explains the table only once they are.
+    "minecraft-mk1": 6.0,
+}
+"""Games whose moves show in parts seconds apart: how long a change waits to be explained."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -78,6 +87,11 @@ class InterpretConfig:
       one that does (the winner building with a won card), then take the best. A change the
       held explanation cannot account for ends the hold at once: the held moves are taken and
       the new change is read from them. 0 takes the best at once (`for_game` sets it).
+    - `reach_penalty`: cost of disagreeing with the hands (`TableSnapshot.reached`) in a zone
+      whose change the camera cannot see: a pile whose height changed though no hand reached
+      it, or one a hand reached that stayed as it was. Above `move_penalty`, so a hand at a
+      pile outweighs the simpler "nothing happened there"; below `zone_penalty`, so what the
+      camera sees outweighs where a hand went.
     - `alternatives`: how many runner-up explanations to report to the operator console.
     """
 
@@ -98,12 +112,17 @@ class InterpretConfig:
     confirm_margin: float = 1.0
     confirm_frames: int = 0
     hold_seconds: float = 0.0
+    reach_penalty: float = 1.5
 
     @classmethod
     def for_game(cls, game: str, **changes: Any) -> InterpretConfig:
         """The defaults for `game` (how long it holds changes the camera cannot decide,
-        `HOLD_SECONDS`), with `changes` applied."""
+        `HOLD_SECONDS`; how long a change waits to be explained, `PENDING_SECONDS`, with
+        `pending_frames` to match at up to 30 frames per second), with `changes` applied."""
         changes.setdefault("hold_seconds", HOLD_SECONDS.get(game, 0.0))
+        if game in PENDING_SECONDS:
+            changes.setdefault("pending_seconds", PENDING_SECONDS[game])
+            changes.setdefault("pending_frames", round(30 * PENDING_SECONDS[game]))
         return cls(**changes)
 
     def __post_init__(self) -> None:
@@ -112,7 +131,7 @@ class InterpretConfig:
                 raise InterpretConfigError(f"interpret config: '{name}' must be at least 1")
         for name in ("move_penalty", "warning_penalty", "zone_penalty", "card_penalty",
                      "count_penalty", "order_penalty", "pending_seconds", "confirm_margin", "confirm_frames",
-                     "hold_seconds"):
+                     "hold_seconds", "reach_penalty"):
             if getattr(self, name) < 0:
                 raise InterpretConfigError(f"interpret config: '{name}' must not be negative")
         for name in ("alternatives", "lacking_cards"):
@@ -426,6 +445,13 @@ class _Node(Generic[S, M]):
     differs: frozenset[str]
     appearance: dict[str, ExpectedZone]
     lacking: int = 0  # cards missing from unexplained zones that show nothing unexpected
+    unheeded: int = 0  # zones where it disagrees with the hands (`_unheeded_hands`)
+
+    @property
+    def settled(self) -> bool:
+        """Explains the table and agrees with the hands: no longer explanation through it
+        can do better on the evidence, only worse on moves."""
+        return self.explains and not self.unheeded
 
 
 class Interpreter(Generic[S, M]):
@@ -453,11 +479,13 @@ class Interpreter(Generic[S, M]):
         self._pending: _Pending | None = None
         self._confirm: int | None = None  # frame since which a close call waits for a read
         self._hold: tuple[float, _Node[S, M]] | None = None  # since when, and the change held
+        self._hands: tuple[int, float] | None = None  # since when the hands disagree (frame, time)
 
     def reset(self) -> None:
         self._pending = None
         self._confirm = None
         self._hold = None
+        self._hands = None
 
     # -- scoring ------------------------------------------------------------------------------
 
@@ -469,7 +497,10 @@ class Interpreter(Generic[S, M]):
         depth: int,
         snapshot: TableSnapshot,
         cache: dict[tuple[str, ExpectedZone], ZoneFit],
+        before: Mapping[str, ExpectedZone] | None = None,
     ) -> _Node[S, M]:
+        """Score `state` (reached by `moves`) against the snapshot; `before` is how the
+        belief looks, to tell which unseen changes the hands must account for."""
         cfg = self.config
         look = self.game.appearance(state)
         total = 0.0
@@ -505,6 +536,12 @@ class Interpreter(Generic[S, M]):
                 lacking += fit.lacking if fit.lacking and spread else _NOT_LACKING
             if not fit.exact:
                 differs.add(zone)
+        unheeded = 0
+        if snapshot.reached is not None:
+            unheeded = _unheeded_hands(look, before or look, snapshot)
+            if unheeded:
+                total -= cfg.reach_penalty * unheeded
+                within = False
         total -= cfg.move_penalty * len(moves) + cfg.warning_penalty * warnings
         return _Node(
             moves=moves,
@@ -518,6 +555,7 @@ class Interpreter(Generic[S, M]):
             differs=frozenset(differs),
             appearance=look,
             lacking=lacking,
+            unheeded=unheeded,
         )
 
     # -- search -------------------------------------------------------------------------------
@@ -541,7 +579,7 @@ class Interpreter(Generic[S, M]):
         for _ in range(cfg.max_moves):
             children: list[_Node[S, M]] = []
             for node in frontier:
-                if node.explains or self._beaten(node, explained):
+                if node.settled or self._beaten(node, explained):
                     continue
                 forced = self.game.is_forced(node.state)
                 if not forced and node.depth >= cfg.max_depth:
@@ -561,6 +599,7 @@ class Interpreter(Generic[S, M]):
                         depth,
                         snapshot,
                         cache,
+                        root.appearance,
                     )
                     key = _key(step.state)
                     old = best_of.get(key)
@@ -570,7 +609,7 @@ class Interpreter(Generic[S, M]):
                     children.append(child)
                     if child.explains:
                         explained = max(explained, child.score)
-            children = [c for c in children if not c.explains and not self._beaten(c, explained)]
+            children = [c for c in children if not c.settled and not self._beaten(c, explained)]
             if not children:
                 break
             children.sort(key=lambda n: -n.score)
@@ -625,6 +664,24 @@ class Interpreter(Generic[S, M]):
         since = snapshot.time if self._hold is None else self._hold[0]
         self._hold = (since, best)
         return True
+
+    def _awaiting_hands(self, best: _Node[S, M], snapshot: TableSnapshot) -> bool:
+        """Whether to wait because the best explanation is that nothing happened though a
+        hand reached into a pile (it took a card off a face-down pile, and the rest of that
+        move, a token or a card put down, is not on the table yet): up to `pending_frames` /
+        `pending_seconds`, then "nothing" is taken, without a desync (a hand may reach for a
+        pile and change its mind)."""
+        cfg = self.config
+        if not best.unheeded or best.moves:
+            self._hands = None
+            return False
+        if self._hands is None:
+            self._hands = (snapshot.frame, snapshot.time)
+        frame, time = self._hands
+        if snapshot.frame - frame < cfg.pending_frames and snapshot.time - time < cfg.pending_seconds:
+            return True
+        self._hands = None
+        return False
 
     def _waiting(
         self, belief: S, best: _Node[S, M], rest: tuple[Explanation[S, M], ...], snapshot: TableSnapshot
@@ -693,6 +750,7 @@ class Interpreter(Generic[S, M]):
             )
         if best.explains and (
             self._ambiguous(nodes, best, snapshot) or self._unsure(nodes, best, snapshot)
+            or self._awaiting_hands(best, snapshot)
         ):
             return self._waiting(belief, best, alternatives, snapshot)
         self._confirm = None
@@ -747,6 +805,27 @@ class Interpreter(Generic[S, M]):
             alternatives=alternatives,
             frame=snapshot.frame,
         )
+
+
+def _unheeded_hands(
+    look: Mapping[str, ExpectedZone], before: Mapping[str, ExpectedZone], snapshot: TableSnapshot
+) -> int:
+    """Zones where an explanation disagrees with the hands: of the read counter zones whose
+    number the camera did not read (a face-down pile's height, `ZoneKind.COUNTER` without a
+    count), those it changes though no hand reached them, and those it leaves as they were
+    though a hand reached them."""
+    reached = snapshot.reached or frozenset()
+    n = 0
+    for zone in snapshot.settled:
+        now, was = look.get(zone), before.get(zone)
+        if now is None or was is None or zone in snapshot.counts:
+            continue
+        if now.kind is not ZoneKind.COUNTER or was.kind is not ZoneKind.COUNTER:
+            continue  # cards the camera sees speak for themselves
+        changed = now.count != was.count or now.signature != was.signature
+        if changed != (zone in reached):
+            n += 1
+    return n
 
 
 def _as_explanations(

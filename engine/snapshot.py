@@ -3,8 +3,10 @@
 Vision never decides which card it sees; it says which faces of the catalog a card may show and
 how strongly (`Candidate`), best first. A `TableSnapshot` groups the cards per zone (a pile shows
 its top card, a spread area such as a player's area shows every card), an optional estimate of
-how many cards a zone holds, and the set of zones that were still and free of hands when the
-frame was taken: only those may be read. `ExpectedZone` is the other side of the comparison:
+how many cards a zone holds, the set of zones that were still and free of hands when the
+frame was taken (only those may be read) and, when the camera watched for it, the zones a hand
+reached into since the last read (`reached`: what tells a card taken off a face-down pile from
+nothing at all). `ExpectedZone` is the other side of the comparison:
 what a game state says the camera should see in one zone.
 """
 
@@ -103,11 +105,14 @@ class TableSnapshot:
     )
     counts: Mapping[str, int] = field(default_factory=lambda: MappingProxyType({}))
     settled: frozenset[str] = frozenset()
+    reached: frozenset[str] | None = None  # None: hands were not watched
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "zones", _frozen_zones(self.zones))
         object.__setattr__(self, "counts", MappingProxyType(dict(self.counts)))
         object.__setattr__(self, "settled", frozenset(self.settled))
+        if self.reached is not None:
+            object.__setattr__(self, "reached", frozenset(self.reached))
         for zone, cards in self.zones.items():
             for card in cards:
                 if not isinstance(card, SeenCard):
@@ -136,7 +141,10 @@ class ExpectedZone:
     number of cards in the zone (a pile's height). `soft` marks a zone the state cannot be
     sure of (e.g. a face-down pile whose order was only partly seen): a mismatch there costs
     score but leaves the zone explained. `ordered` says a spread's faces are in the order the
-    camera lists them (most recent first), so that the order itself is evidence.
+    camera lists them (most recent first), so that the order itself is evidence. `signature`
+    fingerprints what a counter zone holds unseen (a face-down pile's cards), so that a card
+    put on it and another taken off counts as a change where the count alone would not
+    (None: the count says it all).
     """
 
     kind: ZoneKind
@@ -144,6 +152,7 @@ class ExpectedZone:
     count: int
     soft: bool = False
     ordered: bool = False
+    signature: int | None = None
 
 
 Appearance = Mapping[str, ExpectedZone]

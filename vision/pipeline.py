@@ -156,6 +156,10 @@ class PipelineConfig:
       the fresh reading is recorded this many times in each card's evidence (each recording
       halves the weight of what was known: 2 makes it count 3:1). A card put exactly where
       another lay keeps the old card's track and may look too alike for the tracker to notice.
+    - `reach_seconds`: how long a hand's palm must stay over a zone (`SettleState.reached`)
+      for the snapshot to say a hand reached into it (`TableSnapshot.reached`): what tells a
+      card taken off a face-down pile from nothing at all. Shorter counts a hand passing over
+      a pile on its way further; longer misses a quick grab.
     - `camera_check`: watch the corner markers for a bumped camera (off for geometry that
       comes from a truth file, which is exact).
     - `tracker`, `settle`, `zoning`, `interpret`, `bump`: the stages' own configs, each
@@ -171,6 +175,7 @@ class PipelineConfig:
     evidence_candidates: int = 3
     quiet_table: bool = True
     settle_rereads: int = 2
+    reach_seconds: float = 0.2
     camera_check: bool = True
     tracker: TrackerConfig = field(default_factory=lambda: TrackerConfig(reidentify_appearance=0.06))
     settle: SettleConfig = field(default_factory=SettleConfig)
@@ -183,6 +188,8 @@ class PipelineConfig:
                      "settle_rereads"):
             if getattr(self, name) < 1:
                 raise PipelineError(f"PipelineConfig.{name}: must be at least 1")
+        if not self.reach_seconds >= 0:
+            raise PipelineError("PipelineConfig.reach_seconds: must be 0 or more")
 
     @classmethod
     def for_game(cls, game: str, *, fps: float | None = None, **changes: Any) -> PipelineConfig:
@@ -326,16 +333,32 @@ def zones_to_read(
 
 
 def build_snapshot(contents: ZoneContents, readable: frozenset[str], frame_index: int, time_s: float,
-                   counts: Mapping[str, int] | None = None) -> TableSnapshot:
-    """Stage `snapshot`: the readable zones' cards (top first, with candidates), and the
-    numbers of the readable counter zones (`counts`: tokens counted, the die's face)."""
+                   counts: Mapping[str, int] | None = None,
+                   reached: frozenset[str] | None = None) -> TableSnapshot:
+    """Stage `snapshot`: the readable zones' cards (top first, with candidates), the
+    numbers of the readable counter zones (`counts`: tokens counted, the die's face) and the
+    zones a hand reached into since they were last read (`reached`; None: not watched)."""
     return TableSnapshot(
         frame=frame_index,
         time=time_s,
         zones={z: contents.seen(z) for z in sorted(readable)},
         counts={z: n for z, n in (counts or {}).items() if z in readable},
         settled=readable,
+        reached=reached,
     )
+
+
+def hand_dwell(dwell: dict[str, tuple[float, float]], reached: frozenset[str], dt: float) -> None:
+    """Per zone (longest stay, current stay) of a hand reaching into it, in seconds: the
+    current stay grows by `dt` in each zone of `reached` (`SettleState.reached`) and ends in
+    the others. A hand passing over a pile on its way further stays there only briefly, however
+    often it passes."""
+    for zone, (longest, now) in list(dwell.items()):
+        if zone not in reached and now:
+            dwell[zone] = (longest, 0.0)
+    for zone in reached:
+        longest, now = dwell.get(zone, (0.0, 0.0))
+        dwell[zone] = (max(longest, now + dt), now + dt)
 
 
 def move_evidence(
@@ -434,6 +457,8 @@ class Pipeline:
         self._last_read: dict[str, tuple[tuple[int, str | None], ...]] = {}
         self._pending_since: int | None = None
         self._last_check = -(10**9)
+        self._dwell: dict[str, tuple[float, float]] = {}  # a hand's stays in each zone since it was read (s)
+        self._last_time: float | None = None
 
     @classmethod
     def from_models(
@@ -502,6 +527,7 @@ class Pipeline:
         self._pending_since = None
         self._last_read.clear()
         self._counts.clear()
+        self._dwell.clear()
 
     # -- one frame ----------------------------------------------------------------------------------
 
@@ -540,6 +566,11 @@ class Pipeline:
         camera_ok = camera is None or camera.status not in (BumpStatus.CAMERA_MOVED, BumpStatus.SUSPECT)
 
         self._dirty |= settle.changed_since_last_settle
+        dt = 0.0 if self._last_time is None else max(0.0, float(frame.time) - self._last_time)
+        self._last_time = float(frame.time)
+        hand_dwell(self._dwell, settle.reached, dt)
+        reached = frozenset(z for z, (longest, _) in self._dwell.items() if longest >= cfg.reach_seconds)
+        self._dirty |= reached  # a hand at a face-down pile may change nothing the camera sees
         snapshot = interpretation = None
         moves: tuple[Any, ...] = ()
         evidence = None
@@ -557,12 +588,14 @@ class Pipeline:
                     if stale:
                         self._counts.update(self.token_counter.counts(image, stale, frame_index=index))
                     counts = {z: self._counts[z] for z in mine}
-                snapshot = build_snapshot(contents, readable, index, float(frame.time), counts)
+                snapshot = build_snapshot(contents, readable, index, float(frame.time), counts, reached)
             with timed("interpret"):
                 interpretation = self.interpreter.observe(self.belief, snapshot)
             self._last_check = index
             if not interpretation.pending:
                 self._pending_since = None
+                for z in readable:  # what the hands did there is accounted for
+                    self._dwell.pop(z, None)
             elif self._pending_since is None:
                 self._pending_since = index
             for z in readable:
@@ -661,13 +694,24 @@ def setup_from_checkpoint(checkpoint: Checkpoint, layout: Layout, *, engine_zone
 
 
 def setup_from_truth(truth: Truth, ruleset: Ruleset[Any, Any], *, source: str = "truth") -> dict[str, list[str | None]]:
-    """The opening deal of a clip from its first checkpoint (see `setup_from_checkpoint`)."""
+    """The opening deal of a clip from its first checkpoint (see `setup_from_checkpoint`).
+    Zones off the table that the rules deal the same in every game (mk. I's starting hands)
+    are taken from the rules: the camera cannot see them, and need not."""
     if not truth.checkpoints or truth.clip.game is None or truth.clip.players is None:
         raise PipelineError(f"{source}: no checkpoint of the opening table; pass the deal with --setup")
     players = truth.clip.players
-    blank = ruleset.initial_state(players=players)
+    blank = ruleset.zones(ruleset.initial_state(players=players, seed=0))
+    other = ruleset.zones(ruleset.initial_state(players=players, seed=1))
     layout = build_layout(truth.clip.game, players)
-    return setup_from_checkpoint(truth.checkpoints[0], layout, engine_zones=ruleset.zones(blank).keys())
+    setup = setup_from_checkpoint(truth.checkpoints[0], layout, engine_zones=blank.keys())
+    on_table = {z.id for z in layout.zones}
+    for zone, cards in blank.items():
+        dealt = [c for c in cards if c is not None]
+        if zone in on_table or zone in setup or not dealt or len(dealt) != len(cards):
+            continue
+        if other.get(zone) == cards:
+            setup[zone] = dealt
+    return setup
 
 
 # -- truth stand-ins for the models (test doubles) ---------------------------------------------------
@@ -788,7 +832,7 @@ def crop_turned(crop: np.ndarray, card: np.ndarray) -> bool:
 # Fields that only say what the camera saw turning up, per move name ("*": every move): the
 # cards revealed, and the back of an explored Explorers landscape (`item` of `explore`).
 SEEN_FIELDS: Mapping[str, frozenset[str]] = MappingProxyType(
-    {"*": frozenset({"reveal"}), "explore": frozenset({"item"})}
+    {"*": frozenset({"reveal", "roll"}), "explore": frozenset({"item"})}
 )
 
 

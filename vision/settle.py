@@ -64,6 +64,10 @@ class SettleConfig:
       whatever their size.
     - `change_threshold`, `change_fraction`: grey-level difference and fraction of a zone's
       pixels that make a newly settled zone count as changed since it last settled.
+    - `reach_depth`: how far back from a hand's far end its reach point lies, as a fraction
+      of a typical zone's side (a card's size on the picture). The fingertips overshoot the
+      card they take; the palm is over it. Too small names the zone beyond, too large the
+      zone under the wrist.
     """
 
     downscale: int = 8
@@ -81,6 +85,7 @@ class SettleConfig:
     arm_min_pixels: int = 60
     change_threshold: float = 18.0
     change_fraction: float = 0.03
+    reach_depth: float = 0.5
 
     def __post_init__(self) -> None:
         if self.downscale < 1:
@@ -96,7 +101,7 @@ class SettleConfig:
                 "SettleConfig: need 0 <= still_below <= move_above <= 1, got "
                 f"still_below={self.still_below}, move_above={self.move_above}"
             )
-        for name in ("motion_threshold", "foreground_threshold", "change_threshold"):
+        for name in ("motion_threshold", "foreground_threshold", "change_threshold", "reach_depth"):
             if not getattr(self, name) > 0:
                 raise SettleError(f"SettleConfig.{name}: must be more than 0")
         for name in ("skin_cr", "skin_cb"):
@@ -113,6 +118,7 @@ class SettleState:
     settled: frozenset[str]  # zones still and free of hands for `still_frames` frames
     changed_since_last_settle: frozenset[str]  # zones that settled in this frame with new content
     hands_over: frozenset[str]  # zones with a hand or arm over them in this frame
+    reached: frozenset[str]  # zones a hand reaches into in this frame (its palm, not its arm)
     motion: Mapping[str, float]  # fraction of each zone's pixels moving in this frame
     hand_mask: np.ndarray  # bool, at 1/`scale` of the frame size
     scale: int
@@ -208,6 +214,32 @@ def hand_mask(
     return np.asarray(mask, bool)
 
 
+def reach_points(hands: np.ndarray, depth: float) -> list[tuple[int, int]]:
+    """(x, y) of the point each hand of the mask reaches to. An arm enters the picture at its
+    border and the hand is its far end: the point is the mean of the blob's pixels within
+    `depth` pixels of the one farthest from where it enters, rounded. A hand clear of the
+    border (its arm unseen) reaches to its middle."""
+    count, labels = cv2.connectedComponents(hands.view(np.uint8), connectivity=8)
+    if count <= 1:
+        return []
+    h, w = hands.shape
+    border = np.zeros_like(hands)
+    border[0, :] = border[-1, :] = True
+    border[:, 0] = border[:, -1] = True
+    out: list[tuple[int, int]] = []
+    for k in range(1, count):
+        ys, xs = np.nonzero(labels == k)
+        pts = np.column_stack([xs, ys]).astype(np.float64)
+        entry = border[ys, xs]
+        if not entry.any():
+            x, y = pts.mean(axis=0)
+        else:
+            far = np.hypot(*(pts - pts[entry].mean(axis=0)).T)
+            x, y = pts[far >= far.max() - depth].mean(axis=0)
+        out.append((min(max(round(x), 0), w - 1), min(max(round(y), 0), h - 1)))
+    return out
+
+
 def rasterise_zones(
     zones: Mapping[str, np.ndarray], frame_shape: tuple[int, int], factor: int
 ) -> np.ndarray:
@@ -279,6 +311,8 @@ class SettleGate:
         self._still_run = np.zeros(z, np.int64)
         self._settled = np.zeros(z, bool)
         self._reference: list[np.ndarray | None] = [None] * z
+        self._reach_px = 1.0
+        self._grid_w = 1
 
     def _start(self, frame_shape: tuple[int, int]) -> None:
         self.reset()
@@ -286,6 +320,10 @@ class SettleGate:
         self._zone_masks = rasterise_zones(self._zones, frame_shape, self.config.downscale)
         self._zone_sizes = self._zone_masks.sum(axis=1).astype(np.float64)
         self._zone_matrix = self._zone_masks.astype(np.float32)
+        sides = np.sqrt(self._zone_sizes[self._zone_sizes > 1])
+        typical = float(np.median(sides)) if sides.size else 4.0
+        self._reach_px = max(1.0, self.config.reach_depth * typical)
+        self._grid_w = max(1, frame_shape[1] // self.config.downscale)
 
     def update(self, frame: np.ndarray, *, frame_index: int | None = None) -> SettleState:
         """Take one BGR frame; returns which zones are settled and which just settled changed."""
@@ -324,6 +362,16 @@ class SettleGate:
         hand_over = hand_pixels > 0
         return self._decide(grey, moving_fraction, hand_over, hands)
 
+    def _reached(self, hands: np.ndarray) -> frozenset[str]:
+        """Zones under the reach point of a hand (`reach_points`)."""
+        if not hands.any():
+            return frozenset()
+        out: set[str] = set()
+        for x, y in reach_points(hands, self._reach_px):
+            under = np.nonzero(self._zone_masks[:, y * self._grid_w + x])[0]
+            out.update(self._names[k] for k in under)
+        return frozenset(out)
+
     def _decide(
         self, grey: np.ndarray, moving_fraction: np.ndarray, hand_over: np.ndarray, hands: np.ndarray
     ) -> SettleState:
@@ -348,6 +396,7 @@ class SettleGate:
             settled=frozenset(n for n, s in zip(self._names, now_settled, strict=True) if s),
             changed_since_last_settle=frozenset(changed),
             hands_over=frozenset(n for n, h in zip(self._names, hand_over, strict=True) if h),
+            reached=self._reached(hands),
             motion=MappingProxyType(
                 {n: float(m) for n, m in zip(self._names, moving_fraction, strict=True)}
             ),

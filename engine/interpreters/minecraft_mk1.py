@@ -2,9 +2,10 @@
 
 Appearance (what a state says each zone shows, as catalog faces): every draw pile lies face
 down, all its cards show the same back (`back.<pile>`), so a pile is a counter of its height
-(compared exactly when the snapshot gives one; a hand move shows only there); a hotbar slot `hotbar-N-I` shows the
-card on top of it (card ids are their front faces) and the height of a material stack; the
-hotbar area `hotbar-N` itself holds no card (a card between two slots is unexplained); the
+(compared exactly when the snapshot gives one), and a hand that reached into it tells that its
+cards changed (`ExpectedZone.signature`: a card put under it and another taken off); a hotbar
+slot `hotbar-N-I` shows the card on top of it (card ids are their front faces) and the height
+of a material stack; the hotbar area `hotbar-N` itself holds no card (a card between two slots is unexplained); the
 weather slot shows the active weather card. Token areas (`health-N`, `hunger-N`, `daylight`)
 and the die are counters: the snapshot carries their numbers in `TableSnapshot.counts` (the
 number of tokens; the die's face) and they must match exactly. Inventories are hands: the
@@ -65,8 +66,11 @@ class Mk1Interpreter:
     def appearance(self, state: Mk1State) -> dict[str, ExpectedZone]:
         out: dict[str, ExpectedZone] = {}
         for name, pile in zip(PILES, state.piles, strict=True):
-            # Every card of a pile shows the same back: only its height tells anything.
-            out[name] = ExpectedZone(kind=ZoneKind.COUNTER, faces=(), count=len(pile))
+            # Every card of a pile shows the same back: only its height tells anything, and
+            # the hands (a card put back under it and another taken off leave the height).
+            out[name] = ExpectedZone(
+                kind=ZoneKind.COUNTER, faces=(), count=len(pile), signature=hash(pile)
+            )
         weather = (state.weather,) if state.weather else ()
         out["weather"] = ExpectedZone(kind=ZoneKind.SPREAD, faces=weather, count=len(weather))
         out["daylight"] = ExpectedZone(kind=ZoneKind.COUNTER, faces=(), count=state.daylight)

@@ -182,3 +182,85 @@ def test_a_simulated_game_is_followed_from_snapshots(seed: int) -> None:
         assert LOOK.appearance(belief) == LOOK.appearance(truth), (i, GAME.move_to_dict(move))
         same[[name(m) for m in result.moves] == [name(move)]] += 1
     assert same[True] >= 0.9 * len(game.moves), same
+
+
+def unread_piles(snapshot: TableSnapshot, *, reached: frozenset[str], frame: int) -> TableSnapshot:
+    """`snapshot` as a camera gives it: pile heights not read (face-down piles look alike at
+    any height), the hands' reach watched."""
+    counts = {z: n for z, n in snapshot.counts.items() if z not in PILE_ZONES}
+    return TableSnapshot(frame=frame, time=frame / 30.0, zones=snapshot.zones, counts=counts,
+                         settled=snapshot.settled, reached=reached)
+
+
+PILE_ZONES = frozenset(
+    {"wood", "sticks", "mining", "hunting", "gardening", "sword", "axe", "pickaxe", "armor",
+     "effects-weather"}
+)
+
+
+@pytest.mark.parametrize(
+    ("setup", "move", "reached"),
+    [
+        ({"hunting": ["food", "leather"]}, {"player": 1, "move": "hunt"}, {"hunting"}),
+        ({}, {"player": 1, "move": "draw"}, {"effects-weather"}),
+        ({}, {"player": 1, "move": "sleep"}, set()),
+    ],
+)
+def test_the_hands_tell_apart_moves_the_camera_cannot_see(
+    setup: dict[str, Any], move: dict[str, Any], reached: set[str]
+) -> None:
+    """Hunting, drawing and sleeping leave the same table when pile heights are not read; the
+    pile a hand reached into tells them apart. (Discarding to a pile and taking from it stay
+    alike: a hand goes there either way.)"""
+    before = GAME.initial_state(players=2, setup=setup)
+    truth = GAME.apply(before, GAME.parse_move(move)).state
+    shown = unread_piles(render(truth, frame=1), reached=frozenset(reached), frame=1)
+    result = Interpreter(GAME).observe(before, shown)
+    assert [GAME.move_to_dict(m)["move"] for m in result.moves] == [move["move"]]
+    assert not result.pending and not result.desync
+
+
+def test_a_harvest_is_told_from_an_incinerated_generator_by_the_wood_pile() -> None:
+    """Both put the tree under the gardening pile (a harvest also takes its top card, so the
+    height stays); only a harvest takes wood: a hand in the wood pile decides."""
+    setup = {"hotbar-1-1": ["tree"], "ages": {"hotbar-1-1": 2}, "gardening": ["seed", "sapling"]}
+    before = GAME.initial_state(players=2, setup=setup)
+    for move, reached in (
+        ({"player": 1, "move": "harvest", "card": "tree", "slot": 1}, {"gardening", "wood"}),
+        ({"player": 1, "move": "incinerate", "card": "tree", "from": "hotbar"}, {"gardening"}),
+    ):
+        truth = GAME.apply(before, GAME.parse_move(move)).state
+        shown = unread_piles(render(truth, frame=1), reached=frozenset(reached), frame=1)
+        result = Interpreter(GAME).observe(before, shown)
+        assert [GAME.move_to_dict(m)["move"] for m in result.moves] == [move["move"]]
+
+
+def test_a_hand_at_a_pile_waits_for_the_rest_of_its_move_then_lets_it_go() -> None:
+    """A hand reached into the hunting pile but nothing else changed yet (the turn's tokens
+    come next): the interpreter waits; when nothing comes, nothing happened, without a desync."""
+    before = GAME.initial_state(players=2, setup={"hunting": ["food", "leather"]})
+    quiet = unread_piles(render(before, frame=1), reached=frozenset({"hunting"}), frame=1)
+    interp = Interpreter(GAME, InterpretConfig(pending_frames=30, pending_seconds=2.0))
+    first = interp.observe(before, quiet)
+    assert first.pending and not first.moves
+    truth = GAME.apply(before, GAME.parse_move({"player": 1, "move": "hunt"})).state
+    done = interp.observe(before, unread_piles(render(truth, frame=20), reached=frozenset({"hunting"}),
+                                               frame=20))
+    assert [GAME.move_to_dict(m)["move"] for m in done.moves] == ["hunt"]
+    interp.reset()
+    assert interp.observe(before, quiet).pending
+    later = unread_piles(render(before, frame=90), reached=frozenset({"hunting"}), frame=90)
+    gave_up = interp.observe(before, later)
+    assert not gave_up.pending and not gave_up.desync and not gave_up.moves
+
+
+def test_without_watched_hands_the_hands_count_for_nothing() -> None:
+    before = GAME.initial_state(players=2, setup={"hunting": ["food", "leather"]})
+    hunted = GAME.apply(before, GAME.parse_move({"player": 1, "move": "hunt"})).state
+    slept = GAME.apply(before, GAME.parse_move({"player": 1, "move": "sleep"})).state
+    for truth in (hunted, slept):
+        blind = render(truth, frame=1)
+        blind = TableSnapshot(frame=1, time=blind.time, zones=blind.zones, settled=blind.settled,
+                              counts={z: n for z, n in blind.counts.items() if z not in PILE_ZONES})
+        result = Interpreter(GAME).observe(before, blind)
+        assert len(result.moves) == 1 and not result.desync  # one of the look-alikes, unsure which

@@ -36,6 +36,7 @@ from vision.pipeline import (
     TruthOracleFinder,
     TruthOracleIdentifier,
     crop_card,
+    hand_dwell,
     identify_requests,
     merge_candidates,
     move_key,
@@ -360,7 +361,8 @@ class _StubPipeline:
             moves = ({"player": 1, "move": "mine", "pile": 1},)
         settle = SettleState(
             frame_index=frame.index, settled=frozenset(), changed_since_last_settle=frozenset(),
-            hands_over=frozenset(), motion={}, hand_mask=np.zeros((1, 1), bool), scale=8,
+            hands_over=frozenset(), reached=frozenset(), motion={}, hand_mask=np.zeros((1, 1), bool),
+            scale=8,
         )
         return PipelineStep(
             frame_index=frame.index, time=frame.time, detections=Detections.empty(), tracks=(),
@@ -423,3 +425,20 @@ def test_the_token_stand_in_counts_as_the_table_stands_once_each_move_is_done() 
     assert dict(counter.counts(image, frame_index=95)) == {"hunger-1": 5, "die": 4}
     with pytest.raises(PipelineError, match="frame index"):
         counter.counts(image)
+
+
+def test_a_hand_reaches_a_zone_when_it_stays_there_not_when_it_passes_often() -> None:
+    dwell: dict[str, tuple[float, float]] = {}
+    frame = 1 / 15
+    for reached in ({"armor"}, {"hunting"}, {"hunting"}, {"hunting"}, {"hunting"}, {"armor"}, {"armor"},
+                    set(), {"armor"}):
+        hand_dwell(dwell, frozenset(reached), frame)
+    longest = {zone: stays[0] for zone, stays in dwell.items()}
+    assert longest["hunting"] == pytest.approx(4 * frame)
+    assert longest["armor"] == pytest.approx(2 * frame)  # passed over three times, twice in a row
+    assert dwell["armor"][1] == pytest.approx(frame)  # the hand is there now
+    assert dwell["hunting"][1] == 0.0
+
+
+def test_roll_values_are_what_the_camera_saw_not_the_move() -> None:
+    assert move_key({"player": 1, "move": "sleep", "roll": [2]}) == move_key({"player": 1, "move": "sleep"})

@@ -15,7 +15,7 @@ import cv2
 import numpy as np
 import pytest
 
-from vision.settle import SettleConfig, SettleError, SettleGate, SettleState, shrink
+from vision.settle import SettleConfig, SettleError, SettleGate, SettleState, reach_points, shrink
 from vision.timing import StageTimer, TimingError
 
 H, W = 720, 1280
@@ -177,6 +177,46 @@ def test_a_hand_over_one_zone_does_not_freeze_the_other() -> None:
     # The hand changed nothing in A: it settles again without a change to read.
     assert tl.changed_events("A") == [tl.settle_events("A")[0]]
     assert len(tl.changed_events("A")) == 1 and tl.settle_events("A")[1] == first
+
+
+def test_a_hand_reaching_across_the_table_reaches_the_zone_under_its_palm() -> None:
+    """An arm from the bottom edge lies over the zones near the player; the zone it reaches
+    into is the one under the hand, for every skin and sleeve."""
+    for k, skin in enumerate(SKIN):
+        gate = SettleGate(GRID, SettleConfig())
+        base = table(k)
+        cam = Camera(seed=k)
+        hand = Hand(skin=skin, sleeve=SLEEVES[k % len(SLEEVES)] if k % 2 else None)
+        edge = np.array([640.0, 720.0])
+        target = np.array([640.0, 150.0])  # the middle of z01, two zones up from the player
+        wrists = [edge + (target - np.array([0.0, -60.0]) - edge) * min(1.0, i / 10) for i in range(1, 19)]
+        reached: list[frozenset[str]] = []
+        over: list[frozenset[str]] = []
+        for wrist in [None, None, *wrists]:
+            img = base.copy()
+            if wrist is not None:
+                hand.draw(img, edge, wrist)
+            state = gate.update(cam.shoot(img))
+            reached.append(state.reached)
+            over.append(state.hands_over)
+        assert not reached[0]
+        assert all(r == {"z01"} for r in reached[-6:]), (skin, reached[-6:])
+        assert "z11" in over[-1], "the arm lies over the zone near the player"
+
+
+def test_reach_points_of_masks() -> None:
+    mask = np.zeros((40, 60), bool)
+    mask[25:40, 28:32] = True  # an arm in from the bottom edge...
+    mask[15:25, 25:35] = True  # ...ending in a hand
+    ((x, y),) = reach_points(mask, depth=5.0)
+    assert 25 <= x <= 35 and 15 <= y <= 20
+    floating = np.zeros((40, 60), bool)
+    floating[10:14, 40:50] = True  # a hand seen without its arm: its middle
+    ((x, y),) = reach_points(floating, depth=5.0)
+    assert abs(x - 44.5) <= 0.5 and abs(y - 11.5) <= 0.5
+    assert reach_points(np.zeros((40, 60), bool), depth=5.0) == []
+    both = mask | floating
+    assert len(reach_points(both, depth=5.0)) == 2
 
 
 def test_camera_noise_and_exposure_jitter_never_block_settling() -> None:

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -183,6 +184,13 @@ class Staging:
         """Cards a spread lays side by side before it starts another row."""
         return _SPREAD_PER_ROW
 
+    def offstage(self, zone: str) -> bool:
+        """Whether the engine's `zone` is off the table: a player's hand (`hand-N`,
+        `inventory-N`) or the box of cards out of play. Its cards are never drawn; a card
+        going there is carried off the table by the player's hand, one coming from there is
+        brought in from the player's edge."""
+        return zone == "box" or _HAND_ZONE.fullmatch(zone) is not None
+
 
 class ExplorersStaging(Staging):
     """Minecraft: Explorers (GAMES.md §2): the landscape deck and the display front up (a
@@ -271,6 +279,9 @@ STAGINGS: Mapping[str, Callable[[Catalog, Layout], Staging]] = {
     "minecraft-explorers": ExplorersStaging,
     "angry-birds-power-cards": AngryBirdsStaging,
 }
+
+
+_HAND_ZONE = re.compile(r"(hand|inventory)-\d+")
 
 
 def staging_for(game: str, catalog: Catalog, layout: Layout) -> Staging:
@@ -416,6 +427,8 @@ class TableModel:
         """Lay out the initial table."""
         self.zones = {}
         for zone, top_first in engine_zones.items():
+            if self.staging.offstage(zone):
+                continue
             cards = list(reversed([c for c in top_first if c is not None]))
             self.zones[zone] = []
             for i, card in enumerate(cards):
@@ -431,6 +444,8 @@ class TableModel:
         added: dict[str, list[tuple[int, str]]] = {}
         new_lists: dict[str, list[str]] = {}
         for zone in set(self.zones) | set(engine_zones):
+            if self.staging.offstage(zone):
+                continue  # hands and the box: what leaves the table goes there, unseen
             new = list(reversed([c for c in engine_zones.get(zone, ()) if c is not None]))
             new_lists[zone] = new
             old = self.zones.get(zone, [])
@@ -482,6 +497,10 @@ class TableModel:
                 self.zones[zone].append(pc)
                 self._place(pc, zone, index, state, len(new_lists[zone]) - 1 - index)
                 groups.setdefault((src_zone, zone), []).append((pc, src_pose, index))
+        # Cards that left the table for a hand or the box: carried off by the player's hand.
+        departures: dict[str, list[PhysCard]] = {}
+        for pc in sorted((pc for cards in pool.values() for pc in cards), key=lambda pc: pc.track):
+            departures.setdefault(pc.zone, []).append(pc)
         for zone in list(self.zones):
             if self._stable(zone):
                 self.zones[zone] = _in_engine_order(self.zones[zone], new_lists.get(zone, []))
@@ -505,6 +524,10 @@ class TableModel:
             carries.append(Carry(tracks=tuple(pc.track for pc, _, _ in items),
                                  src=tuple(p for _, p, _ in items),
                                  dst=tuple(pc.pose for pc, _, _ in items)))
+        for _src, cards in sorted(departures.items()):
+            # No pose on the table afterwards (face ""): the gesture takes them off the edge.
+            carries.append(Carry(tracks=tuple(pc.track for pc in cards), src=tuple(pc.pose for pc in cards),
+                                 dst=tuple(replace(pc.pose, face_id="") for pc in cards)))
         return carries, flips
 
     def placements(self, exclude: frozenset[int] = frozenset()) -> tuple[CardPlacement, ...]:
@@ -609,10 +632,14 @@ class Animator:
         pos = start
         w, h = self.layout.table_mm
         edge = np.clip(start, [0.0, 0.0], [w, h])
+        off = edge + (start - edge) * (90.0 / max(float(np.hypot(*(start - edge))), 1e-6))
         for c in carries:
-            # A card from a hidden hand (no pose on the table yet) comes in from the player's edge.
+            # A card from a hidden hand (no pose on the table yet) comes in from the player's edge;
+            # one going to a hand (no pose on the table afterwards) leaves over it.
             c = replace(c, src=tuple(replace(d, center_mm=(float(edge[0]), float(edge[1])), z_mm=0.0)
                                      if not s.face_id else s for s, d in zip(c.src, c.dst, strict=True)))
+            c = replace(c, dst=tuple(replace(s, center_mm=(float(off[0]), float(off[1])), z_mm=0.0)
+                                     if not d.face_id else d for s, d in zip(c.src, c.dst, strict=True)))
             src_c = np.mean([p.center_mm for p in c.src], axis=0)
             dst_c = np.mean([p.center_mm for p in c.dst], axis=0)
             hidden = frozenset(c.tracks)
