@@ -18,6 +18,15 @@ docs/rules/angry-birds-power-cards.md):
   players replay, with the same stat, and the replay's winner takes the pot. A tied player who
   has no card left is out; when one tied player is left they take the pot without a replay; when
   none is left the pot waits for the next round's winner.
+- The camera cannot hear the stat. A round may be played with its stat unnamed (`possible`
+  lists what it may still be); the referee then gives the outcome under each possible stat
+  (`by_stat`). A `to-pot` with every card laid is right when the cards tie under at least one
+  possible stat, and the replay keeps the stat unnamed: still possible are the stats the round
+  really tied under (one left: that is the stat), and the players tied under at least one of
+  them replay (never refusing a player who really replays; one who does not lays no card). The
+  replay needs no naming: it is collected by a player who wins under a possible stat, goes to
+  the pot again on a tie under one (narrowing further), and naming a stat outside them is
+  `stat-changed`. A `take` before the stat is named in a new round stays `round-not-finished`.
 - Won cards go to the bottom of the winner's deck in an order nobody can see: the engine keeps
   the order of the cards it knows from the deal or the setup, and accepts any of the won cards
   once the play reaches them (`not-top-card` only where the order is known).
@@ -349,6 +358,12 @@ class AbState:
     (cards won and put under the deck) in an order nobody saw. `structures` hold each player's
     structures oldest first, each bottom first. `battle` holds each player's laid card(s), the
     latest first; `pot` is top first.
+
+    `stat` is the stat named for the round (None while nobody was heard naming it: the camera
+    cannot hear). `possible` lists the stats an unnamed stat may still be: every nameable stat
+    in a new round; in the replay of a tie whose stat was not named, only the stats under which
+    that tie really was a tie (see `_settle`); empty once the stat is named and in a slingshot
+    round.
     """
 
     players: int
@@ -365,6 +380,7 @@ class AbState:
     current: int
     kind: RoundKind
     stat: Stat | None
+    possible: tuple[Stat, ...]
     participants: tuple[int, ...]
     pig_owner: int
     pig: str | None
@@ -382,8 +398,10 @@ class RoundResult:
     """The referee's reading of the round on the table (before anyone counts).
 
     `complete`: every player of the round has laid a card and the stat is known. `winner` or
-    `tied` (two or more players) is set only then; `by_stat` gives both for every nameable
-    stat while the stat is not named yet, and `values_by_stat` each card's value under it.
+    `tied` (two or more players) is set only then; `by_stat` gives both for every stat still
+    possible (`AbState.possible`: every nameable stat in a new round, fewer in the replay of a
+    tie whose stat was not named) while the stat is not named yet, once every card is laid,
+    and `values_by_stat` each card's value under it.
     `pot` lists the cards already waiting in the pot.
     """
 
@@ -448,6 +466,7 @@ class _Work:
         self.current = state.current
         self.kind = state.kind
         self.stat = state.stat
+        self.possible = list(state.possible)
         self.participants = list(state.participants)
         self.pig_owner = state.pig_owner
         self.pig = state.pig
@@ -476,6 +495,7 @@ class _Work:
             current=self.current,
             kind=self.kind,
             stat=self.stat,
+            possible=tuple(self.possible),
             participants=tuple(self.participants),
             pig_owner=self.pig_owner,
             pig=self.pig,
@@ -487,6 +507,17 @@ class _Work:
             turn=self.turn,
             move_index=self.move_index,
         )
+
+    def name(self, stat: Stat) -> None:
+        """The stat is known (named, or the only one left): nothing else is possible."""
+        self.stat, self.possible = stat, []
+
+    def unnamed(self, possible: Sequence[Stat]) -> None:
+        """The stat is not named; it is one of `possible` (when only one is left, that one)."""
+        if len(possible) == 1:
+            self.name(possible[0])
+        else:
+            self.stat, self.possible = None, list(possible)
 
     def warn(self, code: Code, message: str, *players: int) -> None:
         self.warnings.append(
@@ -563,14 +594,29 @@ class AngryBirdsPowerCards:
     def options(self) -> tuple[OptionSpec, ...]:
         return OPTIONS
 
-    expectation_keys = ("round", "out", "stat")
+    expectation_keys = ("round", "out", "stat", "possible", "in_round")
 
     def check_expectation(self, state: AbState, key: str, want: Any) -> str | None:
         """Scenario expectations of this game: `round` (the referee's result: any of
-        winner, tied, stat, complete, kind), `out` (players out, in any order), `stat`."""
+        winner, tied, stat, complete, kind, by_stat), `out` (players out, in any order), `stat`,
+        `possible` (the stats an unnamed stat may still be, in any order) and `in_round` (the
+        players of the round, in any order)."""
         if key == "out":
             got_out = sorted(state.out)
             return None if got_out == sorted(want or []) else f"out expected {want}, got {got_out}"
+        if key == "possible":
+            if not isinstance(want, list | tuple):
+                return "possible: expected a list of stats (power, distance, aim, rarity)"
+            got_possible = sorted(s.value for s in state.possible)
+            want_possible = sorted(parse_stat(v, "expect 'possible'").value for v in want)
+            return None if got_possible == want_possible else (
+                f"possible expected {want_possible}, got {got_possible}"
+            )
+        if key == "in_round":
+            got_in = sorted(state.participants)
+            return None if got_in == sorted(want or []) else (
+                f"in_round expected {want}, got {got_in}"
+            )
         if key == "stat":
             got_stat = state.stat.value if state.stat else None
             return None if got_stat == want else f"stat expected {want}, got {got_stat}"
@@ -672,6 +718,7 @@ class AngryBirdsPowerCards:
             current=first,
             kind=RoundKind.STAT,
             stat=None,
+            possible=NAMEABLE,
             participants=tuple(range(1, players + 1)),
             pig_owner=0,
             pig=None,
@@ -839,6 +886,7 @@ class AngryBirdsPowerCards:
         return self._result(
             state.kind,
             state.stat,
+            state.possible,
             state.participants,
             [list(b) for b in state.battle],
             state.pot,
@@ -849,7 +897,7 @@ class AngryBirdsPowerCards:
 
     def _result_of(self, w: _Work) -> RoundResult:
         return self._result(
-            w.kind, w.stat, w.participants, w.battle, w.pot, w.pig_owner, w.pig,
+            w.kind, w.stat, w.possible, w.participants, w.battle, w.pot, w.pig_owner, w.pig,
             w.options.slingshot_tie,
         )
 
@@ -857,6 +905,7 @@ class AngryBirdsPowerCards:
         self,
         kind: RoundKind,
         stat: Stat | None,
+        possible: Sequence[Stat],
         participants: Sequence[int],
         battle: Sequence[Sequence[str]],
         pot: Sequence[str],
@@ -873,9 +922,9 @@ class AngryBirdsPowerCards:
             waiting = ()
         by_stat: dict[str, Mapping[str, Any]] = {}
         values_by_stat: dict[str, Mapping[int, int]] = {}
-        if stat is None:
+        if stat is None and not lone:
             if not waiting and cards:
-                for s in NAMEABLE:
+                for s in possible or NAMEABLE:
                     vals = {p: self.value(c, s) for p, c in cards.items()}
                     win, even = self._decide(vals, 0, slingshot_tie)
                     by_stat[s.value] = MappingProxyType({"winner": win, "tied": list(even)})
@@ -886,7 +935,7 @@ class AngryBirdsPowerCards:
                 pig_owner=pig_owner, by_stat=MappingProxyType(by_stat),
                 values_by_stat=MappingProxyType(values_by_stat),
             )
-        values = {p: self.value(c, stat) for p, c in cards.items()}
+        values = {} if stat is None else {p: self.value(c, stat) for p, c in cards.items()}
         complete = not waiting and (bool(cards) or lone)
         winner: int | None = None
         tied: tuple[int, ...] = ()
@@ -930,10 +979,34 @@ class AngryBirdsPowerCards:
 
     # -- settling a round ------------------------------------------------------------------------
 
+    @staticmethod
+    def _open_outcomes(result: RoundResult) -> dict[Stat, tuple[int | None, tuple[int, ...]]]:
+        """While the stat is not named and every card is laid: (winner, tied players) under each
+        stat still possible; empty otherwise."""
+        if result.stat is not None:
+            return {}
+        return {
+            Stat(s): (o.get("winner"), tuple(o.get("tied", ())))
+            for s, o in result.by_stat.items()
+        }
+
     def _settle(self, w: _Work, taker: int | None, to_pot: bool, explicit: bool) -> None:
-        """Move the round's cards: to `taker` (None: the referee's winner), or to the pot."""
+        """Move the round's cards: to `taker` (None: the referee's winner), or to the pot.
+
+        While the stat is not named (the camera cannot hear it) the round is judged under every
+        stat still possible. A `to-pot` is then right when the cards tie under at least one of
+        them, and the replay keeps the stat unnamed: the stats still possible are those the
+        round really tied under, and the players who replay are those tied under at least one
+        of them. Taking them all (rather than those tied under every possible stat) never
+        refuses a player who really replays; a player who does not simply lays no card. In the
+        replay of such a tie (no need to name the stat again) a `take` is right when the taker
+        wins under at least one possible stat, as it would be once the right stat were named.
+        """
         result = self._result_of(w)
-        if explicit and not result.complete:
+        outcomes = self._open_outcomes(result)
+        # The replay of a tie with its stat unnamed, or a pot while it is: judged per stat.
+        open_call = bool(outcomes) and (to_pot or w.kind is RoundKind.TIEBREAK)
+        if explicit and not result.complete and not open_call:
             w.warn(
                 Code.ROUND_NOT_FINISHED,
                 "the cards were collected before "
@@ -946,6 +1019,23 @@ class AngryBirdsPowerCards:
                 taker = result.winner
             elif result.tied or not result.complete:
                 to_pot = True
+        stats = " or ".join(s.value for s in outcomes)
+        if explicit and open_call:
+            if to_pot and not any(tied for _, tied in outcomes.values()):
+                w.warn(
+                    Code.WRONG_WINNER,
+                    f"the cards went to the pot, but the round is a tie under none of the stats "
+                    f"it may be played with ({stats})",
+                )
+            elif not to_pot and taker is not None and not any(
+                win == taker for win, _ in outcomes.values()
+            ):
+                w.warn(
+                    Code.WRONG_WINNER,
+                    f"{_p(taker)} took the cards, but wins under none of the stats the tie may "
+                    f"be replayed with ({stats})",
+                    taker,
+                )
         if explicit and result.complete:
             if to_pot and result.winner is not None:
                 w.warn(
@@ -961,15 +1051,24 @@ class AngryBirdsPowerCards:
                 w.warn(Code.WRONG_WINNER, f"{_p(taker)} took the cards, but {why}", taker)
         laid = [c for p in range(1, w.players + 1) for c in reversed(w.battle[p - 1])]
         w.battle = [[] for _ in range(w.players)]
-        kind, stat = w.kind, w.stat
+        kind, stat, possible = w.kind, w.stat, list(w.possible)
         if to_pot:
             if kind is RoundKind.SLINGSHOT and w.pig is not None:
                 self._remove_from_structures(w, w.pig)
                 laid.append(w.pig)
             w.pot = [*reversed(laid), *w.pot]
-            tied = list(result.tied) if result.tied else [
-                p for p in w.participants if result.cards.get(p) is not None and p != w.pig_owner
-            ]
+            tie_stats = [s for s, (_, even) in outcomes.items() if even]
+            if tie_stats:
+                # What the table told: the stat is one the round tied under.
+                possible = tie_stats
+                tied = sorted({p for s in tie_stats for p in outcomes[s][1]})
+            elif result.tied:
+                tied = list(result.tied)
+            else:
+                tied = [
+                    p for p in w.participants
+                    if result.cards.get(p) is not None and p != w.pig_owner
+                ]
             w.pig_owner, w.pig = 0, None
             w.builder, w.won = 0, []
             self._eliminate(w)
@@ -979,7 +1078,10 @@ class AngryBirdsPowerCards:
             w.turn += 1
             if able:
                 w.kind = RoundKind.TIEBREAK
-                w.stat = stat if stat is not None else Stat.POWER
+                if stat is not None:
+                    w.name(stat)
+                else:
+                    w.unnamed(possible or NAMEABLE)
                 w.participants = able
                 if w.current not in able:
                     w.current = able[0]
@@ -1017,7 +1119,8 @@ class AngryBirdsPowerCards:
                 if seat in alive:
                     break
             w.current = seat
-        w.kind, w.stat = RoundKind.STAT, None
+        w.kind = RoundKind.STAT
+        w.unnamed(NAMEABLE)
         w.participants = [p for p in alive if w.can_play(p)]
 
     def _eliminate(self, w: _Work) -> None:
@@ -1203,14 +1306,16 @@ class AngryBirdsPowerCards:
                 )
             return
         if w.kind is RoundKind.TIEBREAK:
-            if stat is not w.stat:
+            # Unnamed: naming one of the stats the tie may be replayed with only says which.
+            same = stat is w.stat if w.stat is not None else stat in w.possible
+            if not same:
+                was = w.stat.value if w.stat else " or ".join(s.value for s in w.possible)
                 w.warn(
                     Code.STAT_CHANGED,
-                    f"the tie is replayed with {w.stat.value if w.stat else '?'}, "
-                    f"but {_p(p)} named {stat.value}",
+                    f"the tie is replayed with {was}, but {_p(p)} named {stat.value}",
                     p,
                 )
-                w.stat = stat
+            w.name(stat)
             return
         if p != w.current:
             w.warn(Code.OUT_OF_TURN, f"{_p(p)} named the stat; it is {_p(w.current)}'s call", p)
@@ -1220,7 +1325,7 @@ class AngryBirdsPowerCards:
             w.warn(
                 Code.STAT_CHANGED, f"{w.stat.value} was named; {_p(p)} named {stat.value}", p
             )
-        w.stat = stat
+        w.name(stat)
 
     def _take(self, w: _Work, move: Take) -> None:
         taker = move.player or None
@@ -1231,11 +1336,17 @@ class AngryBirdsPowerCards:
             return
         result = self._result_of(w)
         if taker is None and result.winner is None:
-            if result.tied:
+            outcomes = self._open_outcomes(result) if w.kind is RoundKind.TIEBREAK else {}
+            winners = {win for win, _ in outcomes.values()}
+            if result.tied or winners == {None}:
                 self._settle(w, None, True, explicit=True)
                 return
-            w.warn(Code.ROUND_NOT_FINISHED, "the round has no winner yet", move.player)
-            return
+            if len(winners) == 1:
+                taker = winners.pop()
+            else:
+                why = " (the stats it may be replayed with disagree)" if outcomes else ""
+                w.warn(Code.ROUND_NOT_FINISHED, f"the round has no winner yet{why}", move.player)
+                return
         self._settle(w, taker, False, explicit=True)
         strange = Counter(move.cards) - Counter(w.won)
         if strange:
@@ -1331,7 +1442,8 @@ class AngryBirdsPowerCards:
         if part is Part.PIG:
             w.builder, w.won = 0, []
             if nh >= 1 and not w.quick and len(w.alive()) > 1:
-                w.kind, w.stat = RoundKind.SLINGSHOT, Stat.SLINGSHOT
+                w.kind = RoundKind.SLINGSHOT
+                w.name(Stat.SLINGSHOT)
                 w.pig_owner, w.pig = p, card
                 w.participants = [q for q in w.alive() if q != p and w.can_play(q)]
             elif nh >= 1 and w.quick:
@@ -1382,7 +1494,8 @@ class AngryBirdsPowerCards:
             w.warn(Code.QUICK_VARIANT_NOT_ALLOWED, f"the quick ending was chosen but {why}")
         w.quick = True
         if w.kind is RoundKind.SLINGSHOT:
-            w.kind, w.stat = RoundKind.STAT, None
+            w.kind = RoundKind.STAT
+            w.unnamed(NAMEABLE)
             w.participants = [q for q in alive if w.can_play(q)]
             w.pig_owner, w.pig = 0, None
 
@@ -1481,6 +1594,7 @@ class AngryBirdsPowerCards:
             "turn": state.turn,
             "round": state.kind.value,
             "stat": state.stat.value if state.stat else None,
+            "possible_stats": [s.value for s in state.possible],
             "in_round": list(state.participants),
             "pig_owner": state.pig_owner or None,
             "builder": state.builder or None,
@@ -1507,6 +1621,14 @@ class AngryBirdsPowerCards:
             else:
                 yield ToPot()
             return
+        if state.kind is RoundKind.TIEBREAK and result.by_stat:
+            # The replay of a tie whose stat nobody heard: any outcome of a possible stat.
+            outcomes = self._open_outcomes(result)
+            for p in sorted({win for win, _ in outcomes.values() if win is not None}):
+                yield Take(player=p)
+            if any(tied for _, tied in outcomes.values()):
+                yield ToPot()
+            return
         started = bool(result.cards) or (state.kind is RoundKind.STAT and state.stat is not None)
         if state.kind is RoundKind.SLINGSHOT:
             started = any(state.battle[p - 1] for p in state.participants)
@@ -1519,8 +1641,8 @@ class AngryBirdsPowerCards:
                 and not any(any(ss) for ss in state.structures)
             ):
                 yield QuickVariant(player=state.builder)
-        if state.kind is RoundKind.STAT and state.stat is None:
-            for s in NAMEABLE:
+        if state.kind is not RoundKind.SLINGSHOT and state.stat is None:
+            for s in state.possible:
                 yield NameStat(player=state.current, stat=s.value)
         for p in state.participants:
             if state.battle[p - 1]:

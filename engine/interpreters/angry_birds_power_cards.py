@@ -7,11 +7,15 @@ when the top card is not known) and its height; `battle-N` shows the laid card's
 cards are dropped in any order), only its height.
 
 Moves proposed to the search: a `play` of each card newly seen in a battle slot (its first two
-candidates), `name-stat` for each stat once every card of the round lies on the table (the
-camera cannot hear the stat: the stat that makes the collecting player the winner explains the
-change best), `take` by each player and `to-pot` once the round can be settled, a one-card
-`build` of each just-won card whose back is newly seen on the winner's structure, `take-back`
-when a structure shrinks under an empty deck, and `quick-variant` never (it changes no card).
+candidates), `name-stat` for each stat under which someone wins once every card of the round
+lies on the table (the camera cannot hear the stat: the stat that makes the collecting player
+the winner explains the change best), `take` by each player and `to-pot` once the round can be
+settled, a one-card `build` of each just-won card whose back is newly seen on the winner's
+structure, `take-back` when a structure shrinks under an empty deck, and `quick-variant` never
+(it changes no card). A round whose cards tie under some stat goes `to-pot` without a stat
+being named: which of the tying stats was said is not seen, and the rules keep them all
+possible for the replay; the replay of such a tie is collected (`take`) or sent to the pot
+again without naming a stat either.
 """
 
 from __future__ import annotations
@@ -112,9 +116,18 @@ class AbInterpreter:
             if f"battle-{p}" in snapshot.settled
         )
         if cleared and not result.waiting:
-            if state.kind is RoundKind.STAT and state.stat is None:
-                for s in NAMEABLE:
-                    yield NameStat(player=state.current, stat=s.value)
+            unnamed = state.stat is None and bool(result.by_stat)
+            if unnamed and state.kind is RoundKind.STAT:
+                # A stat under which the round ties explains nothing a plain `to-pot` does not.
+                winning = [s for s, o in result.by_stat.items() if o["winner"] is not None]
+                for s in winning or [n.value for n in NAMEABLE]:
+                    yield NameStat(player=state.current, stat=s)
+            if unnamed and state.kind is RoundKind.TIEBREAK:
+                for p in range(1, state.players + 1):
+                    if p not in state.out:
+                        yield Take(player=p)
+            if unnamed and any(o["tied"] for o in result.by_stat.values()):
+                yield ToPot()
             if result.complete:
                 for p in range(1, state.players + 1):
                     if p not in state.out:

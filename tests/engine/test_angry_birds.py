@@ -141,3 +141,142 @@ def test_aliases_decode_to_the_documented_moves() -> None:
         "player": 2, "move": "build", "cards": ["red-1"],
     }
     assert GAME.parse_move({"move": "tie"}) == GAME.parse_move({"move": "to-pot"})
+
+
+# -- a tie whose stat nobody heard --------------------------------------------------------------
+
+# Chuck 1 and Red 2 tie under distance (8) and rarity (2); Chuck 1 wins power, Red 2 aim.
+UNHEARD = {"deck-1": ["chuck-1", "hal-1", "red-1"], "deck-2": ["red-2", "chuck-2", "bomb-1"]}
+_POT = (
+    {"player": 1, "move": "play", "card": "chuck-1"},
+    {"player": 2, "move": "play", "card": "red-2"},
+    {"move": "to-pot"},
+)
+
+
+def _warnings(state: AbState, data: dict[str, Any]) -> tuple[AbState, list[str]]:
+    step = GAME.apply(state, GAME.parse_move(data))
+    return step.state, [w.code for w in step.warnings]
+
+
+def test_an_unheard_tie_keeps_the_stats_it_tied_under() -> None:
+    fresh = GAME.initial_state(players=2, setup=UNHEARD)
+    assert fresh.possible == (Stat.POWER, Stat.DISTANCE, Stat.AIM, Stat.RARITY)
+    laid = _play(fresh, *_POT[:2])
+    state, codes = _warnings(laid, dict(_POT[2]))
+    assert codes == []
+    assert state.kind is RoundKind.TIEBREAK and state.stat is None
+    assert state.possible == (Stat.DISTANCE, Stat.RARITY)
+    assert state.participants == (1, 2)
+    view = GAME.view(state, Audience.PUBLIC)
+    assert view["stat"] is None and view["possible_stats"] == ["distance", "rarity"]
+    replay = _play(
+        state,
+        {"player": 1, "move": "play", "card": "hal-1"},
+        {"player": 2, "move": "play", "card": "chuck-2"},
+    )
+    result = GAME.round_result(replay)
+    # Only the stats still possible are announced: Chuck 2 wins distance, Hal 1 rarity.
+    assert {k: dict(v) for k, v in result.by_stat.items()} == {
+        "distance": {"winner": 2, "tied": []},
+        "rarity": {"winner": 1, "tied": []},
+    }
+    assert {k: dict(v) for k, v in result.values_by_stat.items()} == {
+        "distance": {1: 9, 2: 10},
+        "rarity": {1: 4, 2: 1},
+    }
+    assert not result.complete and result.winner is None
+    pending = GAME.view(replay, Audience.PUBLIC)["pending_round"]
+    assert list(pending["by_stat"]) == ["distance", "rarity"]
+    # Either player may collect: each wins under a stat the tie may be replayed with.
+    for taker in (1, 2):
+        after, codes = _warnings(replay, {"player": taker, "move": "take"})
+        assert codes == [], taker
+        assert GAME.scores(after)[taker - 1] == 5
+        assert after.kind is RoundKind.STAT and after.stat is None
+        assert after.possible == (Stat.POWER, Stat.DISTANCE, Stat.AIM, Stat.RARITY)
+    # As the referee says: the stats disagree, so there is no winner to give the cards to.
+    same, codes = _warnings(replay, {"move": "take"})
+    assert codes == ["round-not-finished"]
+    assert GAME.round_result(same).cards == result.cards
+    # The moves a simulated player could make: either take.
+    assert sorted(GAME.move_to_dict(m)["player"] for m in GAME.legal_moves(replay)) == [1, 2]
+
+
+def test_the_replay_of_an_unheard_tie_is_judged_under_each_possible_stat() -> None:
+    state = _play(GAME.initial_state(players=3, setup={
+        "deck-1": ["chuck-1", "hal-1"], "deck-2": ["matilda-1", "bomb-3"],
+        "deck-3": ["stella-3", "blues-1"],
+    }), {"player": 1, "move": "play", "card": "chuck-1"},
+        {"player": 2, "move": "play", "card": "matilda-1"},
+        {"player": 3, "move": "play", "card": "stella-3"})
+    by_stat = GAME.round_result(state).by_stat
+    assert by_stat["power"]["tied"] == [1, 2] and by_stat["distance"]["tied"] == [1, 3]
+    state, codes = _warnings(state, {"move": "to-pot"})
+    assert codes == []
+    # Player 2 replays only if it was power, player 3 only if distance: both may lay a card.
+    assert state.participants == (1, 2, 3)
+    assert state.possible == (Stat.POWER, Stat.DISTANCE)
+    state = _play(
+        state,
+        {"player": 1, "move": "play", "card": "hal-1"},
+        {"player": 2, "move": "play", "card": "bomb-3"},
+        {"player": 3, "move": "play", "card": "blues-1"},
+    )
+    # Bomb 3 wins power, Hal 1 distance; Blues 1 wins under neither.
+    _, codes = _warnings(state, {"player": 3, "move": "take"})
+    assert codes == ["wrong-winner"]
+    _, codes = _warnings(state, {"player": 2, "move": "take"})
+    assert codes == []
+    # A pot needs a tie under some possible stat.
+    _, codes = _warnings(state, {"move": "to-pot"})
+    assert codes == ["wrong-winner"]
+
+
+def test_an_unheard_pot_with_no_tie_under_any_stat_is_a_wrong_winner() -> None:
+    setup = {"deck-1": ["chuck-1", "red-1"], "deck-2": ["hal-1", "bomb-1"]}
+    state = _play(GAME.initial_state(players=2, setup=setup),
+                  {"player": 1, "move": "play", "card": "chuck-1"},
+                  {"player": 2, "move": "play", "card": "hal-1"})
+    assert all(o["winner"] is not None for o in GAME.round_result(state).by_stat.values())
+    after, codes = _warnings(state, {"move": "to-pot"})
+    assert codes == ["wrong-winner"]
+    # Nothing was learnt about the stat: the replay may be played with any of them.
+    assert after.kind is RoundKind.TIEBREAK and after.stat is None
+    assert after.possible == (Stat.POWER, Stat.DISTANCE, Stat.AIM, Stat.RARITY)
+
+
+def test_an_unheard_stat_still_needs_every_card_before_the_pot() -> None:
+    state = _play(GAME.initial_state(players=2, setup=UNHEARD),
+                  {"player": 1, "move": "play", "card": "chuck-1"})
+    after, codes = _warnings(state, {"move": "to-pot"})
+    assert codes == ["round-not-finished"]
+    assert after.kind is RoundKind.TIEBREAK and after.participants == (1,)
+    assert after.stat is None and len(after.possible) == 4
+
+
+def test_a_lone_tied_player_takes_the_pot_of_an_unheard_tie() -> None:
+    # Red 1 and Hal 3 tie only under power; Hal 3 was player 2's last card.
+    state = _play(GAME.initial_state(players=3, setup={
+        "deck-1": ["red-1", "chuck-3"], "deck-2": ["hal-3"], "deck-3": ["bomb-2", "chuck-2"],
+    }), {"player": 1, "move": "play", "card": "red-1"},
+        {"player": 2, "move": "play", "card": "hal-3"},
+        {"player": 3, "move": "play", "card": "bomb-2"},
+        {"move": "to-pot"})
+    assert state.out == (2,) and state.participants == (1,) and state.stat is Stat.POWER
+    result = GAME.round_result(state)
+    assert result.complete and result.winner == 1
+    after, codes = _warnings(state, {"player": 1, "move": "take"})
+    assert codes == [] and GAME.scores(after) == (4, 0, 1)
+
+
+def test_naming_a_stat_in_an_unheard_replay() -> None:
+    state = _play(GAME.initial_state(players=2, setup=UNHEARD), *_POT)
+    named, codes = _warnings(state, {"player": 2, "move": "name-stat", "stat": "rarity"})
+    assert codes == [] and named.stat is Stat.RARITY and named.possible == ()
+    named, codes = _warnings(state, {"player": 2, "move": "name-stat", "stat": "aim"})
+    assert codes == ["stat-changed"] and named.stat is Stat.AIM
+    assert GAME.validate(state, GAME.parse_move({"player": 1, "move": "play", "card": "hal-1"})) == ()
+    assert sorted(m.stat for m in GAME.legal_moves(state) if hasattr(m, "stat")) == [
+        "distance", "rarity",
+    ]

@@ -197,3 +197,35 @@ def test_a_held_collector_is_taken_when_the_table_moves_on_unexplained() -> None
     # mixed into the take.
     assert result.pending
     assert GAME.round_result(result.state).cards == {}
+
+
+# Chuck 1 and Red 2 tie under distance and rarity; in the replay Chuck 2 wins distance, Hal 1
+# rarity.
+UNHEARD = {"deck-1": ["chuck-1", "hal-1", "red-1"], "deck-2": ["red-2", "chuck-2", "bomb-1"]}
+_TIED = (
+    {"player": 1, "move": "play", "card": "chuck-1"},
+    {"player": 2, "move": "play", "card": "red-2"},
+)
+
+
+def test_an_unheard_tie_goes_to_the_pot_without_a_guessed_stat() -> None:
+    before = _state(*_TIED, setup=UNHEARD)
+    after = _state(*_TIED, {"move": "to-pot"}, setup=UNHEARD)
+    result = Interpreter(GAME).observe(before, _snapshot(after))
+    assert not result.pending and not result.desync
+    assert [GAME.move_to_dict(m) for m in result.moves] == [{"player": 0, "move": "to-pot"}]
+    assert result.state.stat is None
+    assert [s.value for s in result.state.possible] == ["distance", "rarity"]
+
+
+def test_the_replay_of_an_unheard_tie_is_collected_without_naming_the_stat() -> None:
+    replay = (
+        *_TIED,
+        {"move": "to-pot"},
+        {"player": 1, "move": "play", "card": "hal-1"},
+        {"player": 2, "move": "play", "card": "chuck-2"},
+    )
+    before = _state(*replay, setup=UNHEARD)
+    for taker in (1, 2):
+        after = _state(*replay, {"player": taker, "move": "take"}, setup=UNHEARD)
+        assert _moves(before, after) == [{"player": taker, "move": "take"}]
