@@ -1,4 +1,5 @@
-"""Footage of mk. I: hands and the box are off the table. A hunted card is carried off the
+"""Footage of mk. I: hands and the box are off the table, and a hotbar's cards lie in its slots
+only. A hunted card is carried off the
 hunting pile by the player's hand and never drawn again; the camera-side opening deal takes
 the starting hands from the rules."""
 
@@ -32,6 +33,9 @@ def _offstage(zone: str | None) -> bool:
 def test_hands_and_the_box_are_never_on_the_table(clip: Truth) -> None:
     assert [m.move["move"] for m in clip.moves] == ["move", "move", "hunt", "hunt"]
     assert not any(_offstage(c.zone) for f in clip.frames for c in f.cards)
+    # A hotbar lists its slots' cards again; each card lies once, in its slot.
+    laid = [c.zone for c in clip.frames[-1].cards if c.zone and c.zone.startswith("hotbar-")]
+    assert laid and all(z.count("-") == 2 for z in laid)
     for cp in clip.checkpoints:
         assert all(not cards for zone, cards in cp.zones.items() if _offstage(zone))
 

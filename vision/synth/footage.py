@@ -336,9 +336,17 @@ class TableModel:
     next_track: int = 0
     spare: np.ndarray | None = None
     _stacking: dict[str, Stacking] = field(default_factory=dict)
+    _aggregates: frozenset[str] = frozenset()
 
     def __post_init__(self) -> None:
         self._stacking = {z.id: z.stacking for z in self.layout.zones}
+        # A zone others nest in (mk. I's hotbar around its slots) lists their cards again.
+        self._aggregates = frozenset(z.parent for z in self.layout.zones if z.parent)
+
+    def _laid_elsewhere(self, zone: str) -> bool:
+        """Whether the engine's `zone` is not laid out by itself: off the table (a hand, the
+        box) or the sum of the zones nested in it."""
+        return zone in self._aggregates or self.staging.offstage(zone)
 
     def _free_spot(self) -> np.ndarray:
         """A point clear of every zone and marker, near the table centre (transient zones)."""
@@ -427,7 +435,7 @@ class TableModel:
         """Lay out the initial table."""
         self.zones = {}
         for zone, top_first in engine_zones.items():
-            if self.staging.offstage(zone):
+            if self._laid_elsewhere(zone):
                 continue
             cards = list(reversed([c for c in top_first if c is not None]))
             self.zones[zone] = []
@@ -444,8 +452,8 @@ class TableModel:
         added: dict[str, list[tuple[int, str]]] = {}
         new_lists: dict[str, list[str]] = {}
         for zone in set(self.zones) | set(engine_zones):
-            if self.staging.offstage(zone):
-                continue  # hands and the box: what leaves the table goes there, unseen
+            if self._laid_elsewhere(zone):
+                continue  # hands and the box (what leaves the table goes there, unseen), sums
             new = list(reversed([c for c in engine_zones.get(zone, ()) if c is not None]))
             new_lists[zone] = new
             old = self.zones.get(zone, [])
