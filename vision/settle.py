@@ -313,6 +313,7 @@ class SettleGate:
         self._reference: list[np.ndarray | None] = [None] * z
         self._reach_px = 1.0
         self._grid_w = 1
+        self._frame_shape = None  # the next frame lays the zones out again
 
     def _start(self, frame_shape: tuple[int, int]) -> None:
         self.reset()

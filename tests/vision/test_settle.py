@@ -461,3 +461,14 @@ def test_stage_timer_reports_percentiles() -> None:
         StageTimer(window=0)
     timer.reset()
     assert timer.stats() == {}
+
+
+def test_a_reset_gate_starts_over_on_the_next_frame() -> None:
+    gate = SettleGate(ZONES, SettleConfig(still_frames=3))
+    frame = table(3)
+    for _ in range(5):
+        assert gate.update(frame) is not None
+    assert gate.update(frame).settled == {"A", "B"}
+    gate.reset()
+    states = [gate.update(frame) for _ in range(5)]
+    assert not states[0].settled and states[-1].settled == {"A", "B"}
