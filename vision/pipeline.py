@@ -829,10 +829,12 @@ def crop_turned(crop: np.ndarray, card: np.ndarray) -> bool:
 # -- comparing with the truth ------------------------------------------------------------------------
 
 
-# Fields that only say what the camera saw turning up, per move name ("*": every move): the
-# cards revealed, and the back of an explored Explorers landscape (`item` of `explore`).
+# Fields that only say what the camera saw, per move name ("*": every move): the cards
+# revealed, the die rolled, the back of an explored Explorers landscape (`item` of `explore`),
+# and the slot and height of the stack an mk. I `move` made (a simulated game leaves both to
+# the rules' default, the whole stack in its slot; the camera states what it saw).
 SEEN_FIELDS: Mapping[str, frozenset[str]] = MappingProxyType(
-    {"*": frozenset({"reveal", "roll"}), "explore": frozenset({"item"})}
+    {"*": frozenset({"reveal", "roll"}), "explore": frozenset({"item"}), "move": frozenset({"slot", "count"})}
 )
 
 

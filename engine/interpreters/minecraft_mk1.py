@@ -14,7 +14,8 @@ camera never sees them.
 Moves proposed to the search are those of the active player (or the rain discards owed),
 built from what the camera can tell: every kind of action from the ruleset's candidates,
 cards that appeared in a hotbar slot moved there from the hand (the card is the face seen,
-even when the hand held it unseen), a weather card seen in the weather slot, effects played
+even when the hand held it unseen; a material as the whole stack the hand most likely holds,
+unseen cards more likely it than not included, first: the camera sees only a stack's top), a weather card seen in the weather slot, effects played
 with the materials that left the hotbar, and, for every move, the die values the snapshot
 implies: the face shown is the last roll of the move; at night a hit or a miss before it is
 tried (and the armor re-roll), and the health counter decides.
@@ -29,6 +30,7 @@ from typing import Any
 from engine.games.minecraft_mk1 import (
     GENERATORS,
     HOTBAR_SLOTS,
+    MATERIALS,
     PILES,
     WEATHER,
     Activate,
@@ -116,6 +118,20 @@ class Mk1Interpreter:
                 out.append((card, i + 1, seen_n - have))
         return out
 
+    def _whole_stack(self, state: Mk1State, p: int, card: str) -> int:
+        """How many `card` player `p`'s hand most likely holds: the known ones, and each
+        unseen card (taken from a pile unseen) more likely to be one than not, by what is
+        left unseen of its pile's kinds (a hunted card is food or leather)."""
+        known = state.inventories[p - 1].count(card)
+        left = state.unseen.count(card)
+        likely = 0
+        for tag in state.hidden[p - 1]:
+            kinds = self.rules.pile_kinds(tag)
+            pool = sum(state.unseen.count(k) for k in kinds)
+            if card in kinds and likely < left and 2 * left >= pool > 0:
+                likely += 1
+        return known + likely
+
     def _rolls(self, state: Mk1State, snapshot: TableSnapshot, move: Mk1Move) -> list[tuple[int, ...]]:
         """Die values a move may have rolled. The face the snapshot shows is the last roll of
         the last move; a move before it may have rolled anything, so a hit and a miss are
@@ -167,11 +183,17 @@ class Mk1Interpreter:
             yield from self._rain_discards(state)
             return
         p = state.current
+        gains = [g for g in self._slot_gains(state, snapshot, p) if g[0] not in WEATHER]
+        for card, slot, n in gains:
+            whole = self._whole_stack(state, p, card)
+            if n == 1 and whole > 1 and card in MATERIALS:
+                # A material moves as the whole stack the hand holds, unseen cards likely to be
+                # it included: the camera sees only the top of the stack it makes. First, so
+                # that it wins the tie with the known cards alone.
+                yield MoveCard(player=p, card=card, to="hotbar", slot=slot, count=whole)
         yield from self.rules.candidate_moves(state)
         yield Sleep(player=p)
-        for card, slot, n in self._slot_gains(state, snapshot, p):
-            if card in WEATHER:
-                continue
+        for card, slot, n in gains:
             yield MoveCard(player=p, card=card, to="hotbar", slot=slot, count=n if n > 1 else None)
         weather = snapshot.cards("weather") if "weather" in snapshot.settled else ()
         if weather:

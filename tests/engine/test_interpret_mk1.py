@@ -264,3 +264,23 @@ def test_without_watched_hands_the_hands_count_for_nothing() -> None:
                               counts={z: n for z, n in blind.counts.items() if z not in PILE_ZONES})
         result = Interpreter(GAME).observe(before, blind)
         assert len(result.moves) == 1 and not result.desync  # one of the look-alikes, unsure which
+
+
+def test_a_material_moves_as_the_whole_stack_the_hand_most_likely_holds() -> None:
+    """Two foods known in the hand and a card hunted unseen (food or leather, food more
+    likely): the food put in the hotbar is read as the whole stack of three, for the camera
+    sees only its top."""
+    start = GAME.initial_state(players=2, setup={"inventory-1": ["food", "food"], "hunting": [None] * 10})
+    hunted = GAME.apply(start, GAME.parse_move({"player": 1, "move": "hunt"})).state
+    belief = GAME.apply(hunted, GAME.parse_move({"player": 2, "move": "sleep"})).state
+    assert GAME.zones(belief)["inventory-1"] == ("food", "food", None)
+    truth = GAME.apply(
+        belief, GAME.parse_move({"player": 1, "move": "move", "card": "food", "to": "hotbar", "count": 3})
+    ).state
+    seen = render(truth, frame=1)
+    unstacked = TableSnapshot(frame=1, time=seen.time, zones=seen.zones, settled=seen.settled,
+                              counts={z: n for z, n in seen.counts.items() if not z.startswith("hotbar-")})
+    result = Interpreter(GAME).observe(belief, unstacked)
+    (move,) = result.moves
+    assert GAME.move_to_dict(move)["count"] == 3
+    assert GAME.zones(result.state)["inventory-1"] == ()
