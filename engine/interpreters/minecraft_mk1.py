@@ -203,6 +203,23 @@ class Mk1Interpreter:
         for i, stack in enumerate(state.hotbars[p - 1]):
             if stack and stack[0] in GENERATORS:
                 yield Harvest(player=p, card=stack[0], slot=i + 1)
+        yield from self._emptied_stacks(state, snapshot, p)
+
+    def _emptied_stacks(self, state: Mk1State, snapshot: TableSnapshot, p: int) -> Iterator[Mk1Move]:
+        """A material stack of `p`'s hotbar that the camera sees empty may have been
+        smaller than believed (its height is never seen: a stack moved with an unseen card
+        guessed wrong): one card high (`table-change`, raising `desync`), so that the move
+        that took its last card (eating) explains the empty slot. Never empty at once: that
+        would explain away the move itself."""
+        for i, stack in enumerate(state.hotbars[p - 1]):
+            zone = f"hotbar-{p}-{i + 1}"
+            if (
+                len(stack) > 1
+                and stack[0] in MATERIALS
+                and zone in snapshot.settled
+                and not snapshot.cards(zone)
+            ):
+                yield TableChange(player=p, zone=zone, cards=stack[:1])
 
     def _rain_discards(self, state: Mk1State) -> Iterator[Mk1Move]:
         for q in range(1, state.players + 1):

@@ -284,3 +284,22 @@ def test_a_material_moves_as_the_whole_stack_the_hand_most_likely_holds() -> Non
     (move,) = result.moves
     assert GAME.move_to_dict(move)["count"] == 3
     assert GAME.zones(result.state)["inventory-1"] == ()
+
+
+def test_a_stack_believed_higher_than_it_was_is_corrected_by_the_move_that_empties_it() -> None:
+    """The belief holds two foods in a slot, the table one (a stack's height is never seen):
+    eating empties the slot. The eat is read at once, with the slot set to one card first
+    (a `table-change`, so the operator sees the correction)."""
+    belief = GAME.initial_state(players=2, setup={"hotbar-1-1": ["food", "food"], "hunger-1": 3})
+    table = GAME.initial_state(players=2, setup={"hotbar-1-1": ["food"], "hunger-1": 3})
+    truth = GAME.apply(table, GAME.parse_move({"player": 1, "move": "eat"})).state
+    seen = render(truth, frame=1)
+    as_seen = TableSnapshot(
+        frame=1, time=seen.time, zones=seen.zones, settled=seen.settled,
+        counts={z: n for z, n in seen.counts.items() if not z.startswith("hotbar-") and z not in PILE_ZONES},
+    )
+    result = Interpreter(GAME).observe(belief, as_seen)
+    assert not result.pending
+    assert [GAME.move_to_dict(m)["move"] for m in result.moves] == ["table-change", "eat"]
+    shown = {z for z in as_seen.settled if z not in PILE_ZONES}
+    assert {z: LOOK.appearance(result.state)[z] for z in shown} == {z: LOOK.appearance(truth)[z] for z in shown}
