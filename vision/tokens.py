@@ -22,7 +22,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
@@ -54,10 +54,14 @@ class TokenModelError(ValueError):
 @dataclass(frozen=True, slots=True, kw_only=True)
 class TokenConfig:
     """Reading knobs. `threshold`: least peak score of a piece (lower finds tokens half hidden
-    but also counts look-alikes); `min_distance_mm`: two peaks closer than this are one piece
-    (below a token's radius: overlapping tokens still count twice)."""
+    but also counts look-alikes); `die_threshold`: the same in a die zone, which holds one die
+    at most, so a faint die (white on a pale cloth, far from the camera: peaks of 0.32-0.50 on
+    rendered tables) is still read, while an empty die zone peaks under 0.12; `min_distance_mm`:
+    two peaks closer than this are one piece (below a token's radius: overlapping tokens still
+    count twice)."""
 
     threshold: float = 0.45
+    die_threshold: float = 0.25
     min_distance_mm: float = 9.0
 
 
@@ -240,10 +244,13 @@ class TokenModel:
         return acc / len(views)
 
     def pieces(self, crops: np.ndarray, centres_mm: Sequence[Sequence[float]],
-               config: TokenConfig | None = None, *, turned: Sequence[bool] | None = None) -> list[list[Piece]]:
+               config: TokenConfig | None = None, *, turned: Sequence[bool] | None = None,
+               die: Sequence[bool] | None = None) -> list[list[Piece]]:
         """The pieces in each crop, positions in table mm; crops flagged in `turned` are read
-        as the average of their turned views (`heatmaps_turned`)."""
+        as the average of their turned views (`heatmaps_turned`), crops flagged in `die` (a die
+        zone) with `TokenConfig.die_threshold`."""
         cfg = config or TokenConfig()
+        dies = list(die) if die is not None else [False] * len(crops)
         out = []
         flags = list(turned) if turned is not None else [False] * len(crops)
         plain = [i for i, f in enumerate(flags) if not f]
@@ -253,9 +260,10 @@ class TokenModel:
         for i, f in enumerate(flags):
             if f:
                 heats[i] = self.heatmaps_turned(crops[i])
-        for heat, centre in zip(heats, centres_mm, strict=True):
+        for heat, centre, in_die_zone in zip(heats, centres_mm, dies, strict=True):
             found = []
-            for kind, px, py, score in decode_peaks(heat, self.classes, cfg):
+            zone_cfg = replace(cfg, threshold=cfg.die_threshold) if in_die_zone else cfg
+            for kind, px, py, score in decode_peaks(heat, self.classes, zone_cfg):
                 mm = crop_px_to_mm(centre, np.array([px, py]))
                 found.append(Piece(kind=kind, center_mm=(float(mm[0]), float(mm[1])), score=score))
             out.append(found)
@@ -301,8 +309,10 @@ class TokenCounter:
         crops = np.stack([rectify(image, self._maps[z]) for z in wanted])
         centres = [self.layout.zone(z).center for z in wanted]
         out: dict[str, ZoneReading] = {}
-        turned = [self._kinds[z] == "die" and self.turned_die for z in wanted]
-        for zone_id, found in zip(wanted, self.model.pieces(crops, centres, self.config, turned=turned), strict=True):
+        dies = [self._kinds[z] == "die" for z in wanted]
+        turned = [d and self.turned_die for d in dies]
+        found_all = self.model.pieces(crops, centres, self.config, turned=turned, die=dies)
+        for zone_id, found in zip(wanted, found_all, strict=True):
             mine = tuple(p for p in found if self.layout.zone_at(p.center_mm) == zone_id)
             if self._kinds[zone_id] == "die" and self.model.has_die_classifier:
                 mine = tuple(self._read_die(image, p) if p.die_face is not None else p for p in mine)

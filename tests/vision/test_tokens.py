@@ -21,6 +21,8 @@ from vision.synth.tokens import TokenTable
 from vision.tokens import (
     CROP_PX,
     DEFAULT_MODEL,
+    STRIDE,
+    TokenConfig,
     TokenCounter,
     TokenModel,
     TokenModelError,
@@ -119,3 +121,33 @@ def test_snapshot_carries_counts_of_readable_zones_only() -> None:
                           {"health-1": 4, "die": 6, "hunger-1": 3})
     assert dict(snap.counts) == {"health-1": 4, "die": 6}
     assert snap.settled == frozenset({"health-1", "die"})
+
+
+class _Heat(TokenModel):
+    """A tokens model that always sees the same heatmaps (no ONNX file)."""
+
+    def __init__(self, heat: np.ndarray, classes: tuple[str, ...]) -> None:
+        self.classes = classes
+        self._heat = heat
+
+    def heatmaps(self, crops: np.ndarray) -> np.ndarray:
+        return np.stack([self._heat] * len(crops))
+
+    def heatmaps_turned(self, crop: np.ndarray) -> np.ndarray:
+        return self._heat
+
+
+def test_a_faint_die_is_read_in_its_zone_only() -> None:
+    """A die peaking at 0.35 (white on a pale cloth) is read in a die zone, which holds one die
+    at most; the same peak elsewhere is not a piece."""
+    classes = ("health", "hunger", "daylight", "d6", *(f"d6:{k}" for k in range(1, 7)))
+    cells = CROP_PX // STRIDE
+    heat = np.full((len(classes), cells, cells), 0.02, np.float32)
+    heat[classes.index("d6"), 20, 30] = 0.35
+    heat[classes.index("d6:5"), 20, 30] = 0.3
+    model = _Heat(heat, classes)
+    crops = np.zeros((2, CROP_PX, CROP_PX, 3), np.float32)
+    die_zone, token_zone = model.pieces(crops, [(0.0, 0.0), (0.0, 0.0)], TokenConfig(), die=[True, False])
+    assert [p.kind for p in die_zone] == ["d6:5"] and not token_zone
+    (strict,) = model.pieces(crops[:1], [(0.0, 0.0)], TokenConfig(die_threshold=0.45), die=[True])
+    assert not strict
