@@ -10,8 +10,9 @@ candidate score relative to the best candidate, a penalty per zone that does not
 penalty per move (the simplest explanation wins) and a penalty per rule warning (legal beats
 illegal). Where the camera cannot see a change (a face-down pile one card lower: a counter
 whose number was not read) the hands tell: an explanation pays `reach_penalty` for such a
-change in a zone no hand reached into, and for leaving such a zone as it was when a hand did. A change that nothing explains is held as pending for a while, then written as
-physical table changes that raise `desync`, for the operator to correct.
+change in a zone no hand reached into, and for leaving such a zone as it was when a hand did.
+A change that nothing explains is held as pending for a while, then written as physical table
+changes that raise `desync`, for the operator to correct.
 """
 
 from __future__ import annotations
