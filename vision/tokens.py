@@ -56,12 +56,14 @@ class TokenConfig:
     """Reading knobs. `threshold`: least peak score of a piece (lower finds tokens half hidden
     but also counts look-alikes); `die_threshold`: the same in a die zone, which holds one die
     at most, so a faint die (white on a pale cloth, far from the camera: peaks of 0.32-0.50 on
-    rendered tables) is still read, while an empty die zone peaks under 0.12; `min_distance_mm`:
-    two peaks closer than this are one piece (below a token's radius: overlapping tokens still
-    count twice)."""
+    rendered tables) is still read, while an empty die zone peaks under 0.12; `die_margin_mm`:
+    a die whose centre lies this far outside its zone, in no other zone, is still its zone's
+    (half a die: one rolled against the zone's edge); `min_distance_mm`: two peaks closer than
+    this are one piece (below a token's radius: overlapping tokens still count twice)."""
 
     threshold: float = 0.45
     die_threshold: float = 0.25
+    die_margin_mm: float = 8.0
     min_distance_mm: float = 9.0
 
 
@@ -313,12 +315,25 @@ class TokenCounter:
         turned = [d and self.turned_die for d in dies]
         found_all = self.model.pieces(crops, centres, self.config, turned=turned, die=dies)
         for zone_id, found in zip(wanted, found_all, strict=True):
-            mine = tuple(p for p in found if self.layout.zone_at(p.center_mm) == zone_id)
+            mine = tuple(p for p in found if self._belongs(p, zone_id))
             if self._kinds[zone_id] == "die" and self.model.has_die_classifier:
                 mine = tuple(self._read_die(image, p) if p.die_face is not None else p for p in mine)
             out[zone_id] = ZoneReading(zone=zone_id, count=count_zone(zone_id, self._kinds[zone_id], mine),
                                        pieces=mine)
         return out
+
+    def _belongs(self, piece: Piece, zone_id: str) -> bool:
+        """Whether `piece` counts in `zone_id`: its centre lies in it, or, for a die zone, in
+        no zone and within `die_margin_mm` of it."""
+        under = self.layout.zone_at(piece.center_mm)
+        if under == zone_id:
+            return True
+        if under is not None or self._kinds[zone_id] != "die":
+            return False
+        x0, y0, x1, y1 = self.layout.zone(zone_id).bounds
+        x, y = piece.center_mm
+        dx, dy = max(x0 - x, 0.0, x - x1), max(y0 - y, 0.0, y - y1)
+        return bool(np.hypot(dx, dy) <= self.config.die_margin_mm)
 
     def _read_die(self, image: np.ndarray, piece: Piece) -> Piece:
         """The die's face from the classifier, on a patch cut around the piece's centre."""

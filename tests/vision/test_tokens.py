@@ -126,6 +126,8 @@ def test_snapshot_carries_counts_of_readable_zones_only() -> None:
 class _Heat(TokenModel):
     """A tokens model that always sees the same heatmaps (no ONNX file)."""
 
+    has_die_classifier = False
+
     def __init__(self, heat: np.ndarray, classes: tuple[str, ...]) -> None:
         self.classes = classes
         self._heat = heat
@@ -151,3 +153,28 @@ def test_a_faint_die_is_read_in_its_zone_only() -> None:
     assert [p.kind for p in die_zone] == ["d6:5"] and not token_zone
     (strict,) = model.pieces(crops[:1], [(0.0, 0.0)], TokenConfig(die_threshold=0.45), die=[True])
     assert not strict
+
+
+def test_a_die_against_its_zone_edge_is_its_zone_s() -> None:
+    """A die whose centre lies just outside the die zone (rolled against its edge), in no
+    other zone, is read; one well outside is not."""
+    layout = build_layout("minecraft-mk1", 3)
+    zone = layout.zone("die")
+    classes = ("health", "hunger", "daylight", "d6", *(f"d6:{k}" for k in range(1, 7)))
+    cells = CROP_PX // STRIDE
+    half_height = (zone.bounds[3] - zone.bounds[1]) / 2
+
+    def reading(mm_above_centre: float, config: TokenConfig | None = None) -> int:
+        heat = np.full((len(classes), cells, cells), 0.02, np.float32)
+        cell = round((CROP_PX / 2 - mm_above_centre * 2.0) / STRIDE - 0.5)  # 2 px per mm
+        heat[classes.index("d6"), cell, cells // 2] = 0.9
+        heat[classes.index("d6:4"), cell, cells // 2] = 0.9
+        model = _Heat(heat, classes)
+        counter = TokenCounter(model=model, layout=layout, config=config or TokenConfig(),
+                               table_to_image=lambda pts: np.asarray(pts, np.float64).reshape(-1, 2) * 0.5)
+        return counter.counts(np.zeros((600, 800, 3), np.uint8), ["die"])["die"]
+
+    assert reading(0.0) == 4
+    assert reading(half_height + 3.0) == 4
+    assert reading(half_height + 20.0) == 0
+    assert reading(half_height + 3.0, TokenConfig(die_margin_mm=0.0)) == 0
