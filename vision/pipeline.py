@@ -364,9 +364,10 @@ def hand_dwell(dwell: dict[str, tuple[float, float]], reached: frozenset[str], d
 def move_evidence(
     snapshot: TableSnapshot, interpretation: Interpretation[Any, Any], zones: Iterable[str], candidates: int
 ) -> dict[str, Any]:
-    """Plain-data evidence for the moves of one interpretation: frame, time, score, and the
-    candidates of the cards in the zones that changed."""
-    return {
+    """Plain-data evidence for the moves of one interpretation: frame, time, score, the
+    candidates of the cards in the zones that changed and, when hands were watched, the zones
+    a hand reached into (`reached`: why a card taken off a face-down pile was read)."""
+    evidence: dict[str, Any] = {
         "frame": snapshot.frame,
         "time": round(snapshot.time, 4),
         "score": round(float(interpretation.score), 4),
@@ -379,6 +380,9 @@ def move_evidence(
             for z in sorted(zones)
         },
     }
+    if snapshot.reached is not None:
+        evidence["reached"] = sorted(snapshot.reached & snapshot.settled)
+    return evidence
 
 
 # -- results --------------------------------------------------------------------------------------
