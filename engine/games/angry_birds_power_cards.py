@@ -22,10 +22,14 @@ docs/rules/angry-birds-power-cards.md):
   lists what it may still be); the referee then gives the outcome under each possible stat
   (`by_stat`). A `to-pot` with every card laid is right when the cards tie under at least one
   possible stat, and the replay keeps the stat unnamed: still possible are the stats the round
-  really tied under (one left: that is the stat), and the players tied under at least one of
-  them replay (never refusing a player who really replays; one who does not lays no card). The
-  replay needs no naming: it is collected by a player who wins under a possible stat, goes to
-  the pot again on a tie under one (narrowing further), and naming a stat outside them is
+  really tied under (one left: that is the stat), each with the players tied under it
+  (`tied_under`); the players tied under at least one of them may lay a card. A card laid by a
+  player not tied under a stat rules it out (one left: that is the stat, and only its tied
+  players replay). The replay is complete under a stat once every player tied under it has
+  laid; the referee announces as soon as it is complete under one stat still possible, and a
+  card still due under another stat belongs to the replay, not to a new round. The replay needs
+  no naming: it is collected by a player who wins under a stat it is complete under, goes to the
+  pot again on a tie under one (narrowing further), and naming a stat outside them is
   `stat-changed`. A `take` before the stat is named in a new round stays `round-not-finished`.
 - Won cards go to the bottom of the winner's deck in an order nobody can see: the engine keeps
   the order of the cards it knows from the deal or the setup, and accepts any of the won cards
@@ -364,6 +368,11 @@ class AbState:
     in a new round; in the replay of a tie whose stat was not named, only the stats under which
     that tie really was a tie (see `_settle`); empty once the stat is named and in a slingshot
     round.
+
+    `tied_under` says, in the replay of a tie whose stat was not named, who tied under each
+    stat still possible (`(stat, players)` pairs, the order of `possible`): the players who
+    really replay are those of the stat it was. A card laid by a player not tied under a stat
+    rules that stat out (`possible` narrows as the cards come). Empty otherwise.
     """
 
     players: int
@@ -381,6 +390,7 @@ class AbState:
     kind: RoundKind
     stat: Stat | None
     possible: tuple[Stat, ...]
+    tied_under: tuple[tuple[Stat, tuple[int, ...]], ...] = ()
     participants: tuple[int, ...]
     pig_owner: int
     pig: str | None
@@ -401,7 +411,10 @@ class RoundResult:
     `tied` (two or more players) is set only then; `by_stat` gives both for every stat still
     possible (`AbState.possible`: every nameable stat in a new round, fewer in the replay of a
     tie whose stat was not named) while the stat is not named yet, once every card is laid,
-    and `values_by_stat` each card's value under it.
+    and `values_by_stat` each card's value under it. In the replay of a tie whose stat was not
+    named, `by_stat` holds only the stats the replay is complete under (every player tied
+    under it has laid, and no one else), `complete` is set when they agree on the outcome, and
+    `waiting` is empty once there is one.
     `pot` lists the cards already waiting in the pot.
     """
 
@@ -467,6 +480,7 @@ class _Work:
         self.kind = state.kind
         self.stat = state.stat
         self.possible = list(state.possible)
+        self.tied_under = {s: list(ps) for s, ps in state.tied_under}
         self.participants = list(state.participants)
         self.pig_owner = state.pig_owner
         self.pig = state.pig
@@ -496,6 +510,9 @@ class _Work:
             kind=self.kind,
             stat=self.stat,
             possible=tuple(self.possible),
+            tied_under=tuple(
+                (s, tuple(self.tied_under[s])) for s in self.possible if s in self.tied_under
+            ),
             participants=tuple(self.participants),
             pig_owner=self.pig_owner,
             pig=self.pig,
@@ -509,11 +526,19 @@ class _Work:
         )
 
     def name(self, stat: Stat) -> None:
-        """The stat is known (named, or the only one left): nothing else is possible."""
-        self.stat, self.possible = stat, []
+        """The stat is known (named, or the only one left): nothing else is possible. In the
+        replay of an unheard tie, the players who replay are then those tied under it."""
+        group = self.tied_under.get(stat)
+        if group is not None:
+            self.participants = list(group)
+        self.stat, self.possible, self.tied_under = stat, [], {}
 
-    def unnamed(self, possible: Sequence[Stat]) -> None:
-        """The stat is not named; it is one of `possible` (when only one is left, that one)."""
+    def unnamed(
+        self, possible: Sequence[Stat], tied_under: Mapping[Stat, Sequence[int]] | None = None
+    ) -> None:
+        """The stat is not named; it is one of `possible` (when only one is left, that one).
+        `tied_under`: in a replay, who tied under each of them."""
+        self.tied_under = {s: list(tied_under[s]) for s in possible} if tied_under else {}
         if len(possible) == 1:
             self.name(possible[0])
         else:
@@ -594,13 +619,14 @@ class AngryBirdsPowerCards:
     def options(self) -> tuple[OptionSpec, ...]:
         return OPTIONS
 
-    expectation_keys = ("round", "out", "stat", "possible", "in_round")
+    expectation_keys = ("round", "out", "stat", "possible", "in_round", "tied_under")
 
     def check_expectation(self, state: AbState, key: str, want: Any) -> str | None:
         """Scenario expectations of this game: `round` (the referee's result: any of
         winner, tied, stat, complete, kind, by_stat), `out` (players out, in any order), `stat`,
         `possible` (the stats an unnamed stat may still be, in any order) and `in_round` (the
-        players of the round, in any order)."""
+        players of the round, in any order), `tied_under` (in the replay of an unheard tie: who
+        tied under each stat still possible, a mapping of stat to players in any order)."""
         if key == "out":
             got_out = sorted(state.out)
             return None if got_out == sorted(want or []) else f"out expected {want}, got {got_out}"
@@ -611,6 +637,16 @@ class AngryBirdsPowerCards:
             want_possible = sorted(parse_stat(v, "expect 'possible'").value for v in want)
             return None if got_possible == want_possible else (
                 f"possible expected {want_possible}, got {got_possible}"
+            )
+        if key == "tied_under":
+            if not isinstance(want, Mapping):
+                return "tied_under: expected a mapping of stat to players, e.g. {power: [1, 2]}"
+            got_groups = {s.value: sorted(ps) for s, ps in state.tied_under}
+            want_groups = {
+                parse_stat(k, "expect 'tied_under'").value: sorted(v or []) for k, v in want.items()
+            }
+            return None if got_groups == want_groups else (
+                f"tied_under expected {want_groups}, got {got_groups}"
             )
         if key == "in_round":
             got_in = sorted(state.participants)
@@ -887,6 +923,7 @@ class AngryBirdsPowerCards:
             state.kind,
             state.stat,
             state.possible,
+            dict(state.tied_under),
             state.participants,
             [list(b) for b in state.battle],
             state.pot,
@@ -897,8 +934,8 @@ class AngryBirdsPowerCards:
 
     def _result_of(self, w: _Work) -> RoundResult:
         return self._result(
-            w.kind, w.stat, w.possible, w.participants, w.battle, w.pot, w.pig_owner, w.pig,
-            w.options.slingshot_tie,
+            w.kind, w.stat, w.possible, w.tied_under, w.participants, w.battle, w.pot,
+            w.pig_owner, w.pig, w.options.slingshot_tie,
         )
 
     def _result(
@@ -906,6 +943,7 @@ class AngryBirdsPowerCards:
         kind: RoundKind,
         stat: Stat | None,
         possible: Sequence[Stat],
+        tied_under: Mapping[Stat, Sequence[int]],
         participants: Sequence[int],
         battle: Sequence[Sequence[str]],
         pot: Sequence[str],
@@ -916,6 +954,8 @@ class AngryBirdsPowerCards:
         cards = {p: battle[p - 1][0] for p in participants if battle[p - 1]}
         waiting = tuple(p for p in participants if not battle[p - 1])
         lone = kind is RoundKind.TIEBREAK and len(participants) == 1
+        if kind is RoundKind.TIEBREAK and stat is None and tied_under and not lone:
+            return self._open_replay(possible, tied_under, participants, cards, pot)
         if kind is RoundKind.SLINGSHOT and pig is not None:
             cards = {pig_owner: pig, **cards}
         if lone:
@@ -949,6 +989,51 @@ class AngryBirdsPowerCards:
             kind=kind, stat=stat, cards=MappingProxyType(cards),
             values=MappingProxyType(values), waiting=waiting, complete=complete,
             winner=winner, tied=tied, pot=tuple(pot), pig_owner=pig_owner,
+        )
+
+    def _open_replay(
+        self,
+        possible: Sequence[Stat],
+        tied_under: Mapping[Stat, Sequence[int]],
+        participants: Sequence[int],
+        cards: Mapping[int, str],
+        pot: Sequence[str],
+    ) -> RoundResult:
+        """The replay of a tie whose stat was not named, judged under each stat still possible.
+
+        A stat is consistent with the table while every card laid is by a player tied under it;
+        the replay is complete under it once every player tied under it has laid (a player
+        tied alone under it takes the pot without a replay). The referee announces as soon as
+        the replay is complete under one consistent stat: `by_stat` for those stats only, and
+        `complete`, `winner`, `tied` when they agree.
+        """
+        laid = set(cards)
+        groups = {s: tuple(tied_under.get(s, participants)) for s in possible}
+        consistent = [s for s in possible if laid <= set(groups[s])] or list(possible)
+        done = [s for s in consistent if len(groups[s]) == 1 or set(groups[s]) <= laid]
+        by_stat: dict[str, Mapping[str, Any]] = {}
+        values_by_stat: dict[str, Mapping[int, int]] = {}
+        outcomes: list[tuple[int | None, tuple[int, ...]]] = []
+        for s in done:
+            vals = {p: self.value(c, s) for p, c in cards.items() if p in groups[s]}
+            win: int | None
+            even: tuple[int, ...]
+            if len(groups[s]) == 1:
+                win, even = groups[s][0], ()
+            else:
+                win, even = self._decide(vals, 0, SlingshotTie.AGAINST_PIG)
+            outcomes.append((win, even))
+            by_stat[s.value] = MappingProxyType({"winner": win, "tied": list(even)})
+            values_by_stat[s.value] = MappingProxyType(vals)
+        pending = {p for s in consistent for p in groups[s]} - laid
+        waiting = () if done else tuple(p for p in participants if p in pending)
+        agree = bool(outcomes) and all(o == outcomes[0] for o in outcomes)
+        winner, tied = outcomes[0] if agree else (None, ())
+        return RoundResult(
+            kind=RoundKind.TIEBREAK, stat=None, cards=MappingProxyType(dict(cards)),
+            values=MappingProxyType({}), waiting=waiting, complete=agree, winner=winner,
+            tied=tied, pot=tuple(pot), by_stat=MappingProxyType(by_stat),
+            values_by_stat=MappingProxyType(values_by_stat),
         )
 
     @staticmethod
@@ -998,9 +1083,11 @@ class AngryBirdsPowerCards:
         them, and the replay keeps the stat unnamed: the stats still possible are those the
         round really tied under, and the players who replay are those tied under at least one
         of them. Taking them all (rather than those tied under every possible stat) never
-        refuses a player who really replays; a player who does not simply lays no card. In the
-        replay of such a tie (no need to name the stat again) a `take` is right when the taker
-        wins under at least one possible stat, as it would be once the right stat were named.
+        refuses a player who really replays; a player who does not simply lays no card, and the
+        cards laid rule out the stats whose tied players did not lay them. In the replay of
+        such a tie (no need to name the stat again) a `take` is right when the taker wins under
+        at least one stat the replay is complete under, as it would be once the right stat
+        were named.
         """
         result = self._result_of(w)
         outcomes = self._open_outcomes(result)
@@ -1036,7 +1123,7 @@ class AngryBirdsPowerCards:
                     f"be replayed with ({stats})",
                     taker,
                 )
-        if explicit and result.complete:
+        if explicit and result.complete and not open_call:
             if to_pot and result.winner is not None:
                 w.warn(
                     Code.WRONG_WINNER,
@@ -1058,10 +1145,12 @@ class AngryBirdsPowerCards:
                 laid.append(w.pig)
             w.pot = [*reversed(laid), *w.pot]
             tie_stats = [s for s, (_, even) in outcomes.items() if even]
+            groups: dict[Stat, list[int]] = {}
             if tie_stats:
                 # What the table told: the stat is one the round tied under.
                 possible = tie_stats
-                tied = sorted({p for s in tie_stats for p in outcomes[s][1]})
+                groups = {s: list(outcomes[s][1]) for s in tie_stats}
+                tied = sorted({p for g in groups.values() for p in g})
             elif result.tied:
                 tied = list(result.tied)
             else:
@@ -1078,13 +1167,22 @@ class AngryBirdsPowerCards:
             w.turn += 1
             if able:
                 w.kind = RoundKind.TIEBREAK
+                w.participants = able
                 if stat is not None:
                     w.name(stat)
                 else:
-                    w.unnamed(possible or NAMEABLE)
-                w.participants = able
-                if w.current not in able:
-                    w.current = able[0]
+                    possible = possible or list(NAMEABLE)
+                    # Who replays under each stat it may be (a stat none of whose tied players
+                    # can play any more is dropped while another is left).
+                    replays = {s: [p for p in groups.get(s, tied) if p in able] for s in possible}
+                    possible = [s for s in possible if replays[s]] or possible
+                    w.unnamed(possible, replays)
+                    if w.stat is None:
+                        w.participants = [
+                            p for p in able if any(p in replays[s] for s in w.possible)
+                        ]
+                if w.current not in w.participants:
+                    w.current = w.participants[0]
             else:
                 self._new_round(w, w.current, after_win=False)
             return
@@ -1270,9 +1368,32 @@ class AngryBirdsPowerCards:
 
     # -- handlers ---------------------------------------------------------------------------------
 
+    @staticmethod
+    def _open_replay_of(w: _Work) -> bool:
+        """The replay of a tie whose stat was not named is under way."""
+        return w.kind is RoundKind.TIEBREAK and w.stat is None and bool(w.tied_under)
+
+    def _replay_card_due(self, w: _Work, player: int) -> bool:
+        """`player` may still lay a card in the replay of an unheard tie (they are tied under
+        a stat still possible and have not laid): their card belongs to this replay, even when
+        the replay is already complete under another stat, and does not start a new round."""
+        return self._open_replay_of(w) and player in w.participants and not w.battle[player - 1]
+
+    def _narrow(self, w: _Work, player: int) -> None:
+        """A card laid by `player` in the replay of an unheard tie rules out every stat they
+        were not tied under; the players who replay are those tied under a stat still left."""
+        keep = [s for s in w.possible if player in w.tied_under.get(s, ())]
+        if not keep or keep == w.possible:
+            return
+        groups = {s: w.tied_under[s] for s in keep}
+        w.participants = [q for q in w.participants if any(q in g for g in groups.values())]
+        w.unnamed(keep, groups)
+
     def _play(self, w: _Work, move: Play) -> None:
         p = move.player
-        self._settle_if_complete(w)
+        replay_card = self._replay_card_due(w, p)
+        if not replay_card:
+            self._settle_if_complete(w)
         w.builder, w.won = 0, []
         if p in w.out:
             w.warn(Code.NOT_IN_ROUND, f"{_p(p)} is out of the game", p)
@@ -1289,11 +1410,14 @@ class AngryBirdsPowerCards:
         card = self._take_from_deck(w, p, move.card)
         if card is not None:
             w.battle[p - 1].insert(0, card)
+            if replay_card:
+                self._narrow(w, p)
 
     def _name_stat(self, w: _Work, move: NameStat) -> None:
         p = move.player
         stat = parse_stat(move.stat, "move 'name-stat' field 'stat'")
-        if self._complete(w):
+        # In the replay of an unheard tie, naming a stat says which it was: not a new round.
+        if self._complete(w) and not self._open_replay_of(w):
             self._settle(w, None, False, explicit=False)
         if w.builder and not self._started(w):
             w.builder, w.won = 0, []
@@ -1473,7 +1597,8 @@ class AngryBirdsPowerCards:
 
     def _take_back_move(self, w: _Work, move: TakeBack) -> None:
         p = move.player
-        self._settle_if_complete(w)
+        if not self._replay_card_due(w, p):
+            self._settle_if_complete(w)
         if w.decks[p - 1] and self._top_structure_card(w, p) is not None:
             w.warn(
                 Code.INVALID_TAKE_BACK,
@@ -1595,6 +1720,7 @@ class AngryBirdsPowerCards:
             "round": state.kind.value,
             "stat": state.stat.value if state.stat else None,
             "possible_stats": [s.value for s in state.possible],
+            "tied_under": {s.value: list(ps) for s, ps in state.tied_under},
             "in_round": list(state.participants),
             "pig_owner": state.pig_owner or None,
             "builder": state.builder or None,
@@ -1628,6 +1754,8 @@ class AngryBirdsPowerCards:
                 yield Take(player=p)
             if any(tied for _, tied in outcomes.values()):
                 yield ToPot()
+            # The players tied under a stat the replay is not complete under may still lay.
+            yield from self._play_moves(state)
             return
         started = bool(result.cards) or (state.kind is RoundKind.STAT and state.stat is not None)
         if state.kind is RoundKind.SLINGSHOT:
@@ -1644,6 +1772,10 @@ class AngryBirdsPowerCards:
         if state.kind is not RoundKind.SLINGSHOT and state.stat is None:
             for s in state.possible:
                 yield NameStat(player=state.current, stat=s.value)
+        yield from self._play_moves(state)
+
+    def _play_moves(self, state: AbState) -> Iterator[AbMove]:
+        """A card (or a card taken back) by each player of the round who has not laid one."""
         for p in state.participants:
             if state.battle[p - 1]:
                 continue

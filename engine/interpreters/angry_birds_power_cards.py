@@ -15,7 +15,9 @@ structure, `take-back` when a structure shrinks under an empty deck, and `quick-
 (it changes no card). A round whose cards tie under some stat goes `to-pot` without a stat
 being named: which of the tying stats was said is not seen, and the rules keep them all
 possible for the replay; the replay of such a tie is collected (`take`) or sent to the pot
-again without naming a stat either.
+again without naming a stat either. Where those stats disagree on who tied (three or more
+players), the cards seen in the replay's battle slots are plain `play`s: the rules rule out
+the stats whose tied players did not lay them.
 """
 
 from __future__ import annotations

@@ -203,13 +203,20 @@ def test_an_unheard_tie_keeps_the_stats_it_tied_under() -> None:
     assert sorted(GAME.move_to_dict(m)["player"] for m in GAME.legal_moves(replay)) == [1, 2]
 
 
-def test_the_replay_of_an_unheard_tie_is_judged_under_each_possible_stat() -> None:
-    state = _play(GAME.initial_state(players=3, setup={
-        "deck-1": ["chuck-1", "hal-1"], "deck-2": ["matilda-1", "bomb-3"],
-        "deck-3": ["stella-3", "blues-1"],
-    }), {"player": 1, "move": "play", "card": "chuck-1"},
-        {"player": 2, "move": "play", "card": "matilda-1"},
-        {"player": 3, "move": "play", "card": "stella-3"})
+# Chuck 1 and Matilda 1 tie under power (7), Chuck 1 and Stella 3 under distance (8).
+DISAGREE = {
+    "deck-1": ["chuck-1", "hal-1"], "deck-2": ["matilda-1", "bomb-3"],
+    "deck-3": ["stella-3", "blues-1"],
+}
+_DISAGREE_POT = (
+    {"player": 1, "move": "play", "card": "chuck-1"},
+    {"player": 2, "move": "play", "card": "matilda-1"},
+    {"player": 3, "move": "play", "card": "stella-3"},
+)
+
+
+def test_an_unheard_tie_remembers_who_tied_under_each_stat() -> None:
+    state = _play(GAME.initial_state(players=3, setup=DISAGREE), *_DISAGREE_POT)
     by_stat = GAME.round_result(state).by_stat
     assert by_stat["power"]["tied"] == [1, 2] and by_stat["distance"]["tied"] == [1, 3]
     state, codes = _warnings(state, {"move": "to-pot"})
@@ -217,20 +224,103 @@ def test_the_replay_of_an_unheard_tie_is_judged_under_each_possible_stat() -> No
     # Player 2 replays only if it was power, player 3 only if distance: both may lay a card.
     assert state.participants == (1, 2, 3)
     assert state.possible == (Stat.POWER, Stat.DISTANCE)
-    state = _play(
-        state,
-        {"player": 1, "move": "play", "card": "hal-1"},
-        {"player": 2, "move": "play", "card": "bomb-3"},
-        {"player": 3, "move": "play", "card": "blues-1"},
-    )
-    # Bomb 3 wins power, Hal 1 distance; Blues 1 wins under neither.
-    _, codes = _warnings(state, {"player": 3, "move": "take"})
-    assert codes == ["wrong-winner"]
-    _, codes = _warnings(state, {"player": 2, "move": "take"})
+    assert state.tied_under == ((Stat.POWER, (1, 2)), (Stat.DISTANCE, (1, 3)))
+    view = GAME.view(state, Audience.PUBLIC)
+    assert view["tied_under"] == {"power": [1, 2], "distance": [1, 3]}
+    # Player 1 replays under both: their card tells nothing, and nothing is announced yet.
+    first, codes = _warnings(state, {"player": 1, "move": "play", "card": "hal-1"})
+    assert codes == [] and first.possible == (Stat.POWER, Stat.DISTANCE)
+    result = GAME.round_result(first)
+    assert result.waiting == (2, 3) and not result.complete and not result.by_stat
+    _, codes = _warnings(first, {"player": 1, "move": "take"})
+    assert codes == ["round-not-finished"]
+    moves = {(m.NAME, m.player, getattr(m, "stat", "")) for m in GAME.legal_moves(first)}
+    assert moves == {
+        ("play", 2, ""), ("play", 3, ""), ("name-stat", 1, "power"), ("name-stat", 1, "distance"),
+    }
+
+
+def test_the_replay_is_decided_by_the_players_who_really_replay() -> None:
+    state = _play(GAME.initial_state(players=3, setup=DISAGREE), *_DISAGREE_POT,
+                  {"move": "to-pot"}, {"player": 1, "move": "play", "card": "hal-1"})
+    # Player 2 lays: they are tied under power only, so the stat was power.
+    power, codes = _warnings(state, {"player": 2, "move": "play", "card": "bomb-3"})
     assert codes == []
-    # A pot needs a tie under some possible stat.
-    _, codes = _warnings(state, {"move": "to-pot"})
+    assert power.stat is Stat.POWER and power.possible == () and power.tied_under == ()
+    assert power.participants == (1, 2)
+    result = GAME.round_result(power)
+    assert result.complete and result.winner == 2 and result.values == {1: 5, 2: 10}
+    pending = GAME.view(power, Audience.PUBLIC)["pending_round"]
+    assert pending["complete"] and pending["winner"] == 2 and pending["waiting"] == []
+    # Bomb 3 wins power; Hal 1 would win distance, which player 2's card ruled out.
+    for data, want in (
+        ({"player": 2, "move": "take"}, []),
+        ({"move": "take"}, []),
+        ({"player": 1, "move": "take"}, ["wrong-winner"]),
+        ({"player": 3, "move": "take"}, ["wrong-winner"]),
+        ({"move": "to-pot"}, ["wrong-winner"]),
+    ):
+        after, codes = _warnings(power, data)
+        assert codes == want, data
+    after, _ = _warnings(power, {"player": 2, "move": "take"})
+    assert GAME.scores(after) == (0, 5, 1) and after.out == (1,)
+    # Player 3 lays instead: tied under distance only, so the stat was distance.
+    distance, codes = _warnings(state, {"player": 3, "move": "play", "card": "blues-1"})
+    assert codes == [] and distance.stat is Stat.DISTANCE and distance.participants == (1, 3)
+    result = GAME.round_result(distance)
+    assert result.complete and result.winner == 1 and result.values == {1: 9, 3: 4}
+    after, codes = _warnings(distance, {"player": 1, "move": "take"})
+    assert codes == [] and GAME.scores(after) == (5, 1, 0)
+    # Once complete, a card of player 2 (not tied under distance) starts the next round.
+    after, codes = _warnings(distance, {"player": 2, "move": "play", "card": "bomb-3"})
+    assert codes == [] and after.kind is RoundKind.STAT and after.out == (3,)
+    assert GAME.zones(after)["battle-2"] == ("bomb-3",) and GAME.scores(after)[0] == 5
+    # Before it is complete, player 2's card is flagged: player 3's card ruled power out.
+    early = _play(GAME.initial_state(players=3, setup=DISAGREE), *_DISAGREE_POT,
+                  {"move": "to-pot"}, {"player": 3, "move": "play", "card": "blues-1"})
+    assert early.stat is Stat.DISTANCE and GAME.round_result(early).waiting == (1,)
+    _, codes = _warnings(early, {"player": 2, "move": "play", "card": "bomb-3"})
+    assert codes == ["not-in-round"]
+
+
+def test_an_unheard_replay_is_announced_once_complete_under_one_stat() -> None:
+    # Matilda 3 and Blues 2 tie under power (8); all three tie under distance (10).
+    state = _play(GAME.initial_state(players=3, setup={
+        "deck-1": ["matilda-3", "hal-1", "red-1"], "deck-2": ["blues-2", "bomb-3", "red-2"],
+        "deck-3": ["chuck-2", "stella-3", "chuck-3"],
+    }), {"player": 1, "move": "play", "card": "matilda-3"},
+        {"player": 2, "move": "play", "card": "blues-2"},
+        {"player": 3, "move": "play", "card": "chuck-2"},
+        {"move": "to-pot"})
+    assert state.tied_under == ((Stat.POWER, (1, 2)), (Stat.DISTANCE, (1, 2, 3)))
+    state = _play(state, {"player": 1, "move": "play", "card": "hal-1"},
+                  {"player": 2, "move": "play", "card": "bomb-3"})
+    # Complete under power (Bomb 3 wins); under distance player 3 may still lay.
+    result = GAME.round_result(state)
+    assert {k: dict(v) for k, v in result.by_stat.items()} == {
+        "power": {"winner": 2, "tied": []},
+    }
+    assert result.complete and result.winner == 2 and result.stat is None
+    assert result.waiting == ()
+    assert {(m.NAME, m.player) for m in GAME.legal_moves(state)} == {("take", 2)}
+    after, codes = _warnings(state, {"player": 2, "move": "take"})
+    assert codes == [] and GAME.scores(after) == (1, 6, 2)
+    # Player 3's card belongs to the replay: it rules power out, and distance decides.
+    late, codes = _warnings(state, {"player": 3, "move": "play", "card": "stella-3"})
+    assert codes == [] and late.stat is Stat.DISTANCE and late.participants == (1, 2, 3)
+    result = GAME.round_result(late)
+    assert result.complete and result.winner == 1 and result.values == {1: 9, 2: 2, 3: 8}
+    _, codes = _warnings(late, {"player": 2, "move": "take"})
     assert codes == ["wrong-winner"]
+
+
+def test_naming_a_stat_in_a_disagreeing_replay_says_who_replays() -> None:
+    state = _play(GAME.initial_state(players=3, setup=DISAGREE), *_DISAGREE_POT,
+                  {"move": "to-pot"})
+    named, codes = _warnings(state, {"player": 1, "move": "name-stat", "stat": "distance"})
+    assert codes == [] and named.stat is Stat.DISTANCE and named.participants == (1, 3)
+    _, codes = _warnings(named, {"player": 2, "move": "play", "card": "bomb-3"})
+    assert codes == ["not-in-round"]
 
 
 def test_an_unheard_pot_with_no_tie_under_any_stat_is_a_wrong_winner() -> None:
@@ -280,3 +370,20 @@ def test_naming_a_stat_in_an_unheard_replay() -> None:
     assert sorted(m.stat for m in GAME.legal_moves(state) if hasattr(m, "stat")) == [
         "distance", "rarity",
     ]
+
+
+def test_a_lone_player_under_one_stat_of_a_disagreeing_unheard_tie() -> None:
+    # As DISAGREE, but Matilda 1 was player 2's last card: under power player 1 is left alone.
+    state = _play(GAME.initial_state(players=3, setup={
+        "deck-1": ["chuck-1", "hal-1"], "deck-2": ["matilda-1"], "deck-3": ["stella-3", "blues-1"],
+    }), *_DISAGREE_POT, {"move": "to-pot"})
+    assert state.out == (2,) and state.participants == (1, 3)
+    assert state.tied_under == ((Stat.POWER, (1,)), (Stat.DISTANCE, (1, 3)))
+    # Under power player 1 takes the pot without a replay: announced at once.
+    result = GAME.round_result(state)
+    assert result.complete and result.winner == 1 and list(result.by_stat) == ["power"]
+    after, codes = _warnings(state, {"player": 1, "move": "take"})
+    assert codes == [] and GAME.scores(after) == (4, 0, 1)
+    # A card from player 3 says it was distance: the replay waits for player 1.
+    late, codes = _warnings(state, {"player": 3, "move": "play", "card": "blues-1"})
+    assert codes == [] and late.stat is Stat.DISTANCE and GAME.round_result(late).waiting == (1,)

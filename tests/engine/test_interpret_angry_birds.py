@@ -229,3 +229,35 @@ def test_the_replay_of_an_unheard_tie_is_collected_without_naming_the_stat() -> 
     for taker in (1, 2):
         after = _state(*replay, {"player": taker, "move": "take"}, setup=UNHEARD)
         assert _moves(before, after) == [{"player": taker, "move": "take"}]
+
+
+# Chuck 1 and Matilda 1 tie under power, Chuck 1 and Stella 3 under distance.
+DISAGREE = {
+    "deck-1": ["chuck-1", "hal-1", "red-1"], "deck-2": ["matilda-1", "bomb-3", "red-2"],
+    "deck-3": ["stella-3", "blues-1", "chuck-3"],
+}
+
+
+def _state3(*moves: dict[str, Any]) -> AbState:
+    state = GAME.initial_state(players=3, setup=DISAGREE)
+    for data in moves:
+        state = GAME.apply(state, GAME.parse_move(data)).state
+    return state
+
+
+def test_an_unheard_tie_whose_stats_disagree_is_replayed_by_the_cards_seen() -> None:
+    pot = (
+        {"player": 1, "move": "play", "card": "chuck-1"},
+        {"player": 2, "move": "play", "card": "matilda-1"},
+        {"player": 3, "move": "play", "card": "stella-3"},
+        {"move": "to-pot"},
+        {"player": 1, "move": "play", "card": "hal-1"},
+    )
+    # Player 2's card is seen: the replay was on power, and player 3 lays nothing.
+    laid = (*pot, {"player": 2, "move": "play", "card": "bomb-3"})
+    assert _moves(_state3(*pot), _state3(*laid)) == [
+        {"player": 2, "move": "play", "card": "bomb-3"}
+    ]
+    # Bomb 3 wins power: player 2 collects, without a stat being named.
+    after = _state3(*laid, {"player": 2, "move": "take"})
+    assert _moves(_state3(*laid), after) == [{"player": 2, "move": "take"}]
