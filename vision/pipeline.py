@@ -834,11 +834,16 @@ def crop_turned(crop: np.ndarray, card: np.ndarray) -> bool:
 
 
 # Fields that only say what the camera saw, per move name ("*": every move): the cards
-# revealed, the die rolled, the back of an explored Explorers landscape (`item` of `explore`),
+# revealed, the die rolled, the back of an explored or traded-for Explorers landscape (`item`),
 # and the slot and height of the stack an mk. I `move` made (a simulated game leaves both to
 # the rules' default, the whole stack in its slot; the camera states what it saw).
 SEEN_FIELDS: Mapping[str, frozenset[str]] = MappingProxyType(
-    {"*": frozenset({"reveal", "roll"}), "explore": frozenset({"item"}), "move": frozenset({"slot", "count"})}
+    {
+        "*": frozenset({"reveal", "roll"}),
+        "explore": frozenset({"item"}),
+        "trade": frozenset({"item"}),
+        "move": frozenset({"slot", "count"}),
+    }
 )
 
 

@@ -265,15 +265,14 @@ class ExplorersInterpreter:
             for item in self._items_for(state, card, gained):
                 kind_tools = self._tools_for(state, card if item is None else item, tools)
                 pays: list[str | None] = [None]
-                village = (
-                    card is not None and card not in self.rules.landscape_types()
-                    and self.rules.is_village(card)
-                )
-                if village and card is not None:
-                    need = str(self.rules.attr(card, "trade")["pay"])
+                villages = self._villages(card)
+                village = bool(villages)
+                if villages:
+                    needs = {str(self.rules.attr(v, "trade")["pay"]) for v in villages}
                     pays = [
                         c for c in lost
-                        if self.rules.matches_need(c, need) or self.rules.category(c) == "emerald"
+                        if any(self.rules.matches_need(c, need) for need in needs)
+                        or self.rules.category(c) == "emerald"
                     ] or [None]
                 move_type = Trade if village else Explore  # one move, named as players say it
                 for pay in pays:
@@ -320,6 +319,17 @@ class ExplorersInterpreter:
         # the area cancelled the night's reveal.
         if reveal_mobs or armor is not None:
             yield EndTurn(player=p, armor=armor, reveal=reveal_mobs)
+
+    def _villages(self, card: str | None) -> tuple[str, ...]:
+        """The village cards a display slot may hold: the card itself, or, when only its
+        landscape type is known (its front), every card of that type if all are villages
+        (a village of unknown back is still traded at, not explored)."""
+        if card is None:
+            return ()
+        if card in self.rules.landscape_types():
+            kinds = self.rules.cards_of_type(card)
+            return kinds if kinds and all(self.rules.is_village(c) for c in kinds) else ()
+        return (card,) if self.rules.is_village(card) else ()
 
     def _items_for(
         self, state: ExplorersState, slot: str | None, gained: list[SeenCard]

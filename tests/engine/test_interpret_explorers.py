@@ -252,3 +252,14 @@ def test_registered_interpreter_follows_simulated_games() -> None:
                 found += 1
             belief = truth  # re-anchor on the truth so one miss does not cascade
     assert found / total >= 0.8, f"{found}/{total} moves recovered"
+
+
+def test_a_village_whose_back_is_unknown_is_traded_at_not_explored() -> None:
+    """The display shows only a landscape's front: the belief knows the slot holds a librarian
+    village, not which one. Taking it with a payment is a trade all the same."""
+    belief = base(**{"display-3": ["village-librarian"]})
+    assert belief.display[2] == ("village-librarian",)
+    truth = GAME.apply(base(), Trade(player=1, landscape="display-3", pay="taiga.wood")).state
+    result = Interpreter(GAME).observe(belief, render(truth, frame=10))
+    assert not result.pending and not result.desync, result
+    assert [(type(m).NAME, getattr(m, "pay", None)) for m in result.moves] == [("trade", "taiga.wood")]
