@@ -132,10 +132,11 @@ class PipelineConfig:
     """Pipeline parameters in domain terms, and the stage configs it passes on.
 
     - `finder`: the finder's config; its `threshold` is the least confidence of a card the
-      pipeline tracks. 0.4 here, above the finder's own 0.3. A card found with less than the
-      zoning's `sure_score` (0.5) counts only once the identifier names it, so a faint false
-      detection holds no zone back while a faint real card (small, far from the camera) is
-      still read: a plain 0.5 cut lost such cards on rendered far-camera Angry Birds tables.
+      pipeline tracks: 0.3, the finder's own. A card found with less than the zoning's
+      `sure_score` (0.5) counts only once the identifier names it, so a faint false detection
+      holds no zone back while a faint real card is still read: small and far from the camera
+      (a plain 0.5 cut lost such cards on rendered far-camera Angry Birds tables), or pale on a
+      pale cloth (a laid card found at 0.34 on a rendered marble cloth; a 0.4 cut lost it).
       Its corner refinement is off here: tracking and zoning need only the coarse corners, so
       the corner refiner runs on the cards about to be cropped for the identifier
       (`refine_crops`), a few a frame instead of every card of every frame.
@@ -168,7 +169,7 @@ class PipelineConfig:
       at 0.09 on the bundled footage; a hand passing near a card costs a re-identification).
     """
 
-    finder: FinderConfig = field(default_factory=lambda: FinderConfig(threshold=0.4, refine=Refine.NONE))
+    finder: FinderConfig = field(default_factory=lambda: FinderConfig(threshold=0.3, refine=Refine.NONE))
     refine_crops: bool = True
     max_identify_per_frame: int = 12
     recheck_pending_frames: int = 5
