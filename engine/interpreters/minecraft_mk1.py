@@ -5,20 +5,21 @@ down, all its cards show the same back (`back.<pile>`), so a pile is a counter o
 (compared exactly when the snapshot gives one), and a hand that reached into it tells that its
 cards changed (`ExpectedZone.signature`: a card put under it and another taken off); a hotbar
 slot `hotbar-N-I` shows the card on top of it (card ids are their front faces) and the height
-of a material stack; the hotbar area `hotbar-N` itself holds no card (a card between two slots is unexplained); the
-weather slot shows the active weather card. Token areas (`health-N`, `hunger-N`, `daylight`)
-and the die are counters: the snapshot carries their numbers in `TableSnapshot.counts` (the
-number of tokens; the die's face) and they must match exactly. Inventories are hands: the
-camera never sees them.
+of a material stack; the hotbar area `hotbar-N` itself holds no card (a card between two slots
+is unexplained); the weather slot shows the active weather card. Token areas (`health-N`,
+`hunger-N`, `daylight`) and the die are counters: the snapshot carries their numbers in
+`TableSnapshot.counts` (the number of tokens; the die's face) and they must match exactly.
+Inventories are hands: the camera never sees them.
 
 Moves proposed to the search are those of the active player (or the rain discards owed),
 built from what the camera can tell: every kind of action from the ruleset's candidates,
 cards that appeared in a hotbar slot moved there from the hand (the card is the face seen,
 even when the hand held it unseen; a material as the whole stack the hand most likely holds,
-unseen cards more likely it than not included, first: the camera sees only a stack's top), a weather card seen in the weather slot, effects played
-with the materials that left the hotbar, and, for every move, the die values the snapshot
-implies: the face shown is the last roll of the move; at night a hit or a miss before it is
-tried (and the armor re-roll), and the health counter decides.
+unseen cards more likely it than not included, first: the camera sees only a stack's top), a
+weather card seen in the weather slot, effects played with the materials that left the
+hotbar, a stack seen emptied set to one card when believed higher, and, for every move, the
+die values the snapshot implies: the face shown is the last roll of the move; at night a hit
+or a miss before it is tried (and the armor re-roll), and the health counter decides.
 """
 
 from __future__ import annotations
