@@ -499,9 +499,11 @@ class Interpreter(Generic[S, M]):
         snapshot: TableSnapshot,
         cache: dict[tuple[str, ExpectedZone], ZoneFit],
         before: Mapping[str, ExpectedZone] | None = None,
+        unread: Sequence[str] | None = None,
     ) -> _Node[S, M]:
         """Score `state` (reached by `moves`) against the snapshot; `before` is how the
-        belief looks, to tell which unseen changes the hands must account for."""
+        belief looks and `unread` its `_unread_counters`, to tell which unseen changes the
+        hands must account for (both from `state` itself when not given: the belief)."""
         cfg = self.config
         look = self.game.appearance(state)
         total = 0.0
@@ -539,7 +541,9 @@ class Interpreter(Generic[S, M]):
                 differs.add(zone)
         unheeded = 0
         if snapshot.reached is not None:
-            unheeded = _unheeded_hands(look, before or look, snapshot)
+            was = before or look
+            zones = unread if unread is not None else _unread_counters(was, snapshot)
+            unheeded = _unheeded_hands(look, was, snapshot, zones) if zones else 0
             if unheeded:
                 total -= cfg.reach_penalty * unheeded
                 within = False
@@ -571,6 +575,7 @@ class Interpreter(Generic[S, M]):
         root = self._evaluate(belief, (), 0, 0, snapshot, cache)
         if root.within_noise:
             return [root]
+        unread = _unread_counters(root.appearance, snapshot) if snapshot.reached is not None else ()
         best_of: dict[Any, _Node[S, M]] = {_key(belief): root}
         frontier = [root]
         # Every fit score is at most 0, so a node's descendants score at most minus the
@@ -601,6 +606,7 @@ class Interpreter(Generic[S, M]):
                         snapshot,
                         cache,
                         root.appearance,
+                        unread,
                     )
                     key = _key(step.state)
                     old = best_of.get(key)
@@ -808,21 +814,30 @@ class Interpreter(Generic[S, M]):
         )
 
 
+def _unread_counters(look: Mapping[str, ExpectedZone], snapshot: TableSnapshot) -> tuple[str, ...]:
+    """The read zones that `look` shows as a number the snapshot does not give (a face-down
+    pile's height, `ZoneKind.COUNTER` without a count): only the hands tell their changes."""
+    return tuple(
+        z for z in snapshot.settled
+        if z not in snapshot.counts and (e := look.get(z)) is not None and e.kind is ZoneKind.COUNTER
+    )
+
+
 def _unheeded_hands(
-    look: Mapping[str, ExpectedZone], before: Mapping[str, ExpectedZone], snapshot: TableSnapshot
+    look: Mapping[str, ExpectedZone],
+    before: Mapping[str, ExpectedZone],
+    snapshot: TableSnapshot,
+    zones: Sequence[str],
 ) -> int:
-    """Zones where an explanation disagrees with the hands: of the read counter zones whose
-    number the camera did not read (a face-down pile's height, `ZoneKind.COUNTER` without a
-    count), those it changes though no hand reached them, and those it leaves as they were
-    though a hand reached them."""
+    """Zones where an explanation disagrees with the hands: of `zones` (`_unread_counters`
+    of the belief), those it changes though no hand reached them, and those it leaves as they
+    were though a hand reached them. Cards the camera sees speak for themselves."""
     reached = snapshot.reached or frozenset()
     n = 0
-    for zone in snapshot.settled:
-        now, was = look.get(zone), before.get(zone)
-        if now is None or was is None or zone in snapshot.counts:
+    for zone in zones:
+        now, was = look.get(zone), before[zone]
+        if now is None or now.kind is not ZoneKind.COUNTER:
             continue
-        if now.kind is not ZoneKind.COUNTER or was.kind is not ZoneKind.COUNTER:
-            continue  # cards the camera sees speak for themselves
         changed = now.count != was.count or now.signature != was.signature
         if changed != (zone in reached):
             n += 1

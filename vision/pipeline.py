@@ -40,7 +40,7 @@ from calibration.profile import CalibrationMethod, TableProfile
 from engine import get_game
 from engine.core import Ruleset
 from engine.interpret import Interpretation, InterpretConfig, Interpreter
-from engine.snapshot import TableSnapshot
+from engine.snapshot import TableSnapshot, ZoneKind
 from vision.capture import Frame
 from vision.detections import Detections
 from vision.finder import FinderConfig, Refine
@@ -463,6 +463,7 @@ class Pipeline:
         self._pending_since: int | None = None
         self._last_check = -(10**9)
         self._dwell: dict[str, tuple[float, float]] = {}  # a hand's stays in each zone since it was read (s)
+        self._numbers: tuple[Any, frozenset[str]] = (None, frozenset())  # belief, its number zones
         self._last_time: float | None = None
 
     @classmethod
@@ -534,6 +535,14 @@ class Pipeline:
         self._counts.clear()
         self._dwell.clear()
 
+    def _number_zones(self) -> frozenset[str]:
+        """Zones the belief shows as a number (`ZoneKind.COUNTER`: mk. I's face-down piles and
+        token areas), not as cards."""
+        if self._numbers[0] is not self.belief:
+            look = self.interpreter.game.appearance(self.belief)
+            self._numbers = (self.belief, frozenset(z for z, e in look.items() if e.kind is ZoneKind.COUNTER))
+        return self._numbers[1]
+
     # -- one frame ----------------------------------------------------------------------------------
 
     def process(self, frame: Frame) -> PipelineStep:
@@ -575,7 +584,10 @@ class Pipeline:
         self._last_time = float(frame.time)
         hand_dwell(self._dwell, settle.reached, dt)
         reached = frozenset(z for z, (longest, _) in self._dwell.items() if longest >= cfg.reach_seconds)
-        self._dirty |= reached  # a hand at a face-down pile may change nothing the camera sees
+        # A hand at a zone that shows a number (a face-down pile's height, a few tokens) may
+        # change it without the picture changing enough for the settle gate: such a zone is
+        # read (counted) again once it settles. Card zones show their own changes.
+        self._dirty |= reached & self._number_zones()
         snapshot = interpretation = None
         moves: tuple[Any, ...] = ()
         evidence = None
