@@ -678,17 +678,21 @@ class Interpreter(Generic[S, M]):
         move, a token or a card put down, is not on the table yet): up to `pending_frames` /
         `pending_seconds`, then "nothing" is taken, without a desync (a hand may reach for a
         pile and change its mind)."""
-        cfg = self.config
         if not best.unheeded or best.moves:
             self._hands = None
             return False
         if self._hands is None:
             self._hands = (snapshot.frame, snapshot.time)
-        frame, time = self._hands
-        if snapshot.frame - frame < cfg.pending_frames and snapshot.time - time < cfg.pending_seconds:
+        if self._within_pending(*self._hands, snapshot):
             return True
         self._hands = None
         return False
+
+    def _within_pending(self, frame: int, time: float, snapshot: TableSnapshot) -> bool:
+        """Whether `snapshot` comes within the pending time (`pending_frames` and
+        `pending_seconds`) of a wait begun at `frame`, `time`."""
+        cfg = self.config
+        return snapshot.frame - frame < cfg.pending_frames and snapshot.time - time < cfg.pending_seconds
 
     def _waiting(
         self, belief: S, best: _Node[S, M], rest: tuple[Explanation[S, M], ...], snapshot: TableSnapshot
@@ -789,14 +793,8 @@ class Interpreter(Generic[S, M]):
             self._pending = _Pending(
                 frame=snapshot.frame, time=snapshot.time, signature=signature, first=first
             )
-        waited_frames = snapshot.frame - self._pending.frame
-        waited_seconds = snapshot.time - self._pending.time
         stuck = snapshot.frame - self._pending.first >= STUCK_FACTOR * cfg.pending_frames
-        if (
-            waited_frames < cfg.pending_frames
-            and waited_seconds < cfg.pending_seconds
-            and not stuck
-        ):
+        if self._within_pending(self._pending.frame, self._pending.time, snapshot) and not stuck:
             return self._waiting(belief, best, alternatives, snapshot)
         # Held long enough: keep the best legal part, then make the belief match the table.
         self._pending = None

@@ -915,7 +915,7 @@ def match_moves(
     tolerance: int | None = None,
 ) -> MoveMatch:
     """The most pairs, in order, of a read move and a truth move that are the same move with
-    the same cards (`move_key`: reveals left out, payments as sets) and lie at most
+    the same cards (`move_key`: what the camera saw left out, payments as sets) and lie at most
     `tolerance` frames apart (None: any distance)."""
     if tolerance is not None and tolerance < 0:
         raise PipelineError(f"move tolerance must be 0 frames or more, got {tolerance}")
