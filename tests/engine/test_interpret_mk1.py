@@ -255,15 +255,21 @@ def test_a_hand_at_a_pile_waits_for_the_rest_of_its_move_then_lets_it_go() -> No
 
 
 def test_without_watched_hands_the_hands_count_for_nothing() -> None:
+    """A snapshot that says nothing of hands (`reached` None) leaves a hunt and a sleep
+    alike: the same move is read for both, while watched hands tell them apart."""
     before = GAME.initial_state(players=2, setup={"hunting": ["food", "leather"]})
-    hunted = GAME.apply(before, GAME.parse_move({"player": 1, "move": "hunt"})).state
-    slept = GAME.apply(before, GAME.parse_move({"player": 1, "move": "sleep"})).state
-    for truth in (hunted, slept):
-        blind = render(truth, frame=1)
-        blind = TableSnapshot(frame=1, time=blind.time, zones=blind.zones, settled=blind.settled,
-                              counts={z: n for z, n in blind.counts.items() if z not in PILE_ZONES})
-        result = Interpreter(GAME).observe(before, blind)
-        assert len(result.moves) == 1 and not result.desync  # one of the look-alikes, unsure which
+    read: dict[str, list[str]] = {}
+    for move, reached in (("hunt", {"hunting"}), ("sleep", set())):
+        truth = GAME.apply(before, GAME.parse_move({"player": 1, "move": move})).state
+        watched = unread_piles(render(truth, frame=1), reached=frozenset(reached), frame=1)
+        blind = TableSnapshot(frame=1, time=watched.time, zones=watched.zones, counts=watched.counts,
+                              settled=watched.settled)
+        for name_, snapshot in (("watched", watched), ("blind", blind)):
+            result = Interpreter(GAME).observe(before, snapshot)
+            assert not result.desync
+            read.setdefault(name_, []).extend(GAME.move_to_dict(m)["move"] for m in result.moves)
+    assert read["watched"] == ["hunt", "sleep"]
+    assert read["blind"][0] == read["blind"][1]
 
 
 def test_a_material_moves_as_the_whole_stack_the_hand_most_likely_holds() -> None:

@@ -250,7 +250,6 @@ def test_snapshots_carry_candidates_and_moves_carry_evidence(
         assert step.evidence is not None
         assert step.evidence["frame"] == step.frame_index
         assert step.evidence["zones"], "evidence lists the candidates of the zones read"
-        assert set(step.evidence["reached"]) <= set(step.snapshot.settled)
         assert set(step.timings) >= {"find", "track", "identify", "zones", "settle", "snapshot", "interpret"}
     assert any(step.evidence and step.evidence["reached"] for step in with_moves), "hands reach into zones"
 

@@ -9,6 +9,7 @@ measured exactly: run `pytest tests/vision/test_settle.py -s -k rate` to see the
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import cv2
@@ -276,16 +277,24 @@ def test_a_card_placed_then_left_settles_once_with_its_change() -> None:
     assert tl.changed_events("B") == tl.settle_events("B") == [cfg.still_frames - 1]
 
 
-def test_a_skin_coloured_card_is_not_a_hand_for_long() -> None:
-    cfg = SettleConfig(hand_memory_frames=8)
-    gate = SettleGate(ZONES, cfg)
-    base = table(7)
-    cam = Camera(seed=8)
+def still_after_empty(zones: dict[str, np.ndarray], cfg: SettleConfig, seed: int,
+                      draw: Callable[[np.ndarray], object], frames: int) -> list[SettleState]:
+    """The gate's states over `frames` frames of a still picture (the empty table with `draw`
+    applied) that follows 10 frames of the empty table."""
+    gate = SettleGate(zones, cfg)
+    base = table(seed)
+    cam = Camera(seed=seed + 1)
     for _ in range(10):
         gate.update(cam.shoot(base))
-    pig = base.copy()
-    draw_card(pig, 300, 360, SKIN[1])  # a pink card, dropped in one frame
-    states = [gate.update(cam.shoot(pig)) for _ in range(40)]
+    picture = base.copy()
+    draw(picture)
+    return [gate.update(cam.shoot(picture)) for _ in range(frames)]
+
+
+def test_a_skin_coloured_card_is_not_a_hand_for_long() -> None:
+    cfg = SettleConfig(hand_memory_frames=8)
+    # A pink card, dropped in one frame.
+    states = still_after_empty(ZONES, cfg, 7, lambda img: draw_card(img, 300, 360, SKIN[1]), 40)
     first = next(i for i, s in enumerate(states) if "A" in s.settled)
     assert first <= cfg.hand_memory_frames + cfg.still_frames + 2
     assert all("A" in s.settled for s in states[first:])
@@ -294,15 +303,10 @@ def test_a_skin_coloured_card_is_not_a_hand_for_long() -> None:
 
 def test_a_resting_arm_blocks_its_zone_until_absorbed() -> None:
     cfg = SettleConfig(absorb_frames=60)
-    gate = SettleGate(ZONES, cfg)
-    base = table(9)
-    cam = Camera(seed=10)
     hand = Hand(skin=SKIN[0])
-    for _ in range(10):
-        gate.update(cam.shoot(base))
-    resting = base.copy()
-    hand.draw(resting, np.array([980.0, 720.0]), np.array([980.0, 420.0]))
-    states = [gate.update(cam.shoot(resting)) for _ in range(90)]
+    states = still_after_empty(
+        ZONES, cfg, 9, lambda img: hand.draw(img, np.array([980.0, 720.0]), np.array([980.0, 420.0])), 90
+    )
     assert not any("B" in s.settled for s in states[:55])
     assert all("A" in s.settled for s in states)
     assert any("B" in s.settled for s in states[60:])  # a statue of a hand becomes scenery
@@ -314,14 +318,7 @@ def test_a_small_skin_coloured_thing_left_at_the_edge_is_not_a_resting_arm() -> 
     # settles once the cup is still. An arm resting there blocks it (test above).
     zones = {"edge": rect(800, 450, 1160, 715)}
     cfg = SettleConfig(absorb_frames=150)
-    gate = SettleGate(zones, cfg)
-    base = table(11)
-    cam = Camera(seed=12)
-    for _ in range(10):
-        gate.update(cam.shoot(base))
-    cup = base.copy()
-    cv2.circle(cup, (980, 695), 32, SKIN[1], -1)
-    states = [gate.update(cam.shoot(cup)) for _ in range(40)]
+    states = still_after_empty(zones, cfg, 11, lambda img: cv2.circle(img, (980, 695), 32, SKIN[1], -1), 40)
     first = next((i for i, s in enumerate(states) if "edge" in s.settled), None)
     assert first is not None and first <= cfg.hand_memory_frames + cfg.still_frames + 2
 
