@@ -136,7 +136,7 @@ class PipelineConfig:
       `sure_score` (0.5) counts only once the identifier names it, so a faint false detection
       holds no zone back while a faint real card is still read: small and far from the camera
       (a plain 0.5 cut lost such cards on rendered far-camera Angry Birds tables), or pale on a
-      pale cloth (a laid card found at 0.34 on a rendered marble cloth; a 0.4 cut lost it).
+      pale cloth (a laid card on a rendered marble cloth, lost at a 0.4 cut).
       Its corner refinement is off here: tracking and zoning need only the coarse corners, so
       the corner refiner runs on the cards about to be cropped for the identifier
       (`refine_crops`), a few a frame instead of every card of every frame.

@@ -55,8 +55,8 @@ class TokenModelError(ValueError):
 class TokenConfig:
     """Reading knobs. `threshold`: least peak score of a piece (lower finds tokens half hidden
     but also counts look-alikes); `die_threshold`: the same in a die zone, which holds one die
-    at most, so a faint die (white on a pale cloth, far from the camera: peaks of 0.32-0.50 on
-    rendered tables) is still read, while an empty die zone peaks under 0.12; `die_margin_mm`:
+    at most, so a faint die (white on a pale cloth, far from the camera) is still read, while
+    an empty die zone of the rendered clips in `models/tokens.md` reads none; `die_margin_mm`:
     a die whose centre lies this far outside its zone, in no other zone, is still its zone's
     (half a die: one rolled against the zone's edge); `min_distance_mm`: two peaks closer than
     this are one piece (below a token's radius: overlapping tokens still count twice)."""
