@@ -279,13 +279,14 @@ def eval_models(args: argparse.Namespace) -> int:
         from vision.train import finder as ft
 
         model = args.finder or FINDER_MODEL
-        report = ft.evaluate_finder(Path(model), scenes=args.scenes or 100,
-                                    seed=9_001 if args.eval_seed is None else args.eval_seed,
-                                    threads=threads, progress=not args.quiet)
-        text = ft.report_markdown(report)
+        reports = [ft.evaluate_finder(Path(model), scenes=args.scenes or 100,
+                                      seed=9_001 if args.eval_seed is None else args.eval_seed,
+                                      threads=threads, progress=not args.quiet, tables=tables)
+                   for tables in (False, True)]
+        text = "\n\n".join(ft.report_markdown(r) for r in reports)
         print(f"## Finder: {model}\n\n{text}\n")
         if args.card is not None:
-            ft.write_report(args.card, report)
+            ft.write_report(args.card, reports)
             print(f"wrote the metrics into {args.card}")
         if args.report is not None:
             (args.report / "finder.md").write_text(f"# Finder: {model}\n\n{text}\n", encoding="utf-8")

@@ -133,17 +133,20 @@ def train_finder_command(args: argparse.Namespace) -> int:
 
     out = Path(args.out)
     if args.eval_only:
-        report = ft.evaluate_finder(out, scenes=args.scenes, seed=args.eval_seed, threads=args.threads_eval,
-                                    progress=not args.quiet)
-        print(ft.report_markdown(report))
+        reports = [ft.evaluate_finder(out, scenes=args.scenes, seed=args.eval_seed, threads=args.threads_eval,
+                                      progress=not args.quiet, tables=tables) for tables in (False, True)]
+        print("\n\n".join(ft.report_markdown(r) for r in reports))
         if args.card:
-            ft.write_report(Path(args.card), report)
+            ft.write_report(Path(args.card), reports)
             print(f"wrote the metrics into {args.card}")
         return 0
     root = Path(args.work) if args.work else Path(tempfile.gettempdir()) / "cardtrack-finder"
     data = root / f"data-seed{args.data_seed}"
     if args.shards:
         ft.render_shards(data, seed=args.data_seed, shards=range(args.shards), progress=not args.quiet)
+    if args.tables:
+        ft.render_shards(data, seed=args.data_seed, shards=range(args.tables), progress=not args.quiet,
+                         tables=True)
     config = ft.FinderTrainConfig(steps=args.steps, batch=args.batch, threads=args.threads,
                                   max_minutes=args.minutes)
     result = ft.train_finder(out, data_dir=data, work_dir=root / f"work-seed{args.seed}", seed=args.seed,
@@ -244,6 +247,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     fnd.add_argument("--seed", type=int, default=0, help="training seed")
     fnd.add_argument("--data-seed", type=int, default=1, help="seed of the rendered training scenes")
     fnd.add_argument("--shards", type=int, default=40, help="data shards of 25 scenes to render first (0: use what is there)")
+    fnd.add_argument("--tables", type=int, default=0,
+                     help="data shards of 25 shots of games in play (footage layouts) to render first")
     fnd.add_argument("--steps", type=_positive, default=4000)
     fnd.add_argument("--batch", type=_positive, default=12)
     fnd.add_argument("--minutes", type=float, default=32.0, help="stop training after this many minutes")

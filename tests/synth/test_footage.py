@@ -78,3 +78,26 @@ def test_hands_appear_while_cards_move(clip: tuple[Path, Truth]) -> None:
     carried = [c for f in truth.frames[:first] for c in f.cards if c.zone is None]
     assert carried, "a carried card has no zone while it is in the hand"
     assert truth.final_state is not None and truth.final_state["game"] == "minecraft-card-game"
+
+
+def test_game_stills_are_games_in_play_each_its_own_shot() -> None:
+    from calibration.layout import build_layout
+    from vision.synth.footage import game_stills
+    from vision.synth.library import build_library
+
+    game = "minecraft-mk1"
+    lib, _ = build_library(game, "proxy")
+    shots = list(game_stills(game, lib, seed=3, count=10, size=(320, 180), per_game=4))
+    assert len(shots) == 10
+    again = list(game_stills(game, lib, seed=3, count=10, size=(320, 180), per_game=4))
+    assert [s.cards for s, _, _ in shots] == [s.cards for s, _, _ in again]  # seeded
+    ruleset = get_game(game)
+    zones = {z.id for p in range(ruleset.min_players, ruleset.max_players + 1) for z in build_layout(game, p).zones}
+    for scene, camera, _ in shots:
+        assert scene.cards and {c.zone for c in scene.cards} <= zones  # laid out in the game's zones
+        assert len(scene.markers) == 4 and (camera.width, camera.height) == (320, 180)
+    # Every shot has its own camera and table; some catch a hand in the middle of a move.
+    assert len({(s.table.surface, s.table.seed) for s, _, _ in shots}) > 5
+    with_hands = [s for s, _, _ in shots if s.hands]
+    assert 0 < len(with_hands) < len(shots)
+    assert any(s.moving_cards for s in with_hands)

@@ -149,3 +149,31 @@ def test_training_smoke(tmp_path: Path) -> None:
     assert (tmp_path / "work" / "checkpoint.pt").is_file()
     det = Finder(out).find([np.zeros((360, 640, 3), np.uint8)] * 2)
     assert len(det) == 2
+
+
+def test_game_shot_shards_sit_beside_stills(tmp_path: Path) -> None:
+    from vision.train.finder import RENDER_SIZE, load_shard, render_shard, shard_paths
+
+    data = tmp_path / "data"
+    shots = render_shard(data, seed=5, shard=2, count=2, tables=True)
+    stills = render_shard(data, seed=5, shard=0, count=1, designs=8)
+    assert shots.name == "tables-00002.npz" and shard_paths(data) == [stills, shots]
+    samples = load_shard(shots)
+    assert len(samples) == 2
+    w, h = RENDER_SIZE
+    for s in samples:
+        assert s.image.shape == (h, w, 3)
+        seen = s.quads[s.visible >= 0.6]
+        assert len(seen) > 0  # a game in play has cards in view
+        # Corners are in the shrunk image's pixels, as the letterbox shrinks a webcam frame.
+        assert (seen[..., 0] > -1).all() and (seen[..., 0] < w + 1).all()
+        assert (seen[..., 1] > -1).all() and (seen[..., 1] < h + 1).all()
+
+
+def test_finder_measured_on_games_in_play() -> None:
+    from vision.train.finder import evaluate_finder, report_markdown
+
+    report = evaluate_finder(DEFAULT_MODEL, scenes=2, seed=77, tables=True, progress=False)
+    assert report.tables and report.scenes == 2 and report.cards_60 > 0
+    assert 0.0 <= report.recall_60 <= 1.0 and report.recall_60 > 0.5
+    assert report_markdown(report).startswith("Held-out shots of games in play: 2 at 1280×720")

@@ -44,7 +44,7 @@ from engine.scenario import parse_scenario
 from engine.simulate import simulate_game
 from vision.synth.camera import Camera, sample_camera
 from vision.synth.clutter import random_clutter
-from vision.synth.effects import sample_style
+from vision.synth.effects import RenderStyle, sample_style
 from vision.synth.errors import SynthError
 from vision.synth.faces import FaceLibrary
 from vision.synth.hands import skin_tone, sleeve_color
@@ -54,6 +54,7 @@ from vision.synth.scene import (
     CardPlacement,
     ClutterItem,
     HandPlacement,
+    MarkerPlacement,
     Scene,
     TableSpec,
     table_markers,
@@ -709,6 +710,80 @@ def _clutter_off_zones(rng: np.random.Generator, layout: Layout, count: int) -> 
     return tuple(out)
 
 
+@dataclass(frozen=True, slots=True)
+class _Dressing:
+    """What surrounds a game's cards in a shot: markers, camera, look, table, clutter."""
+
+    markers: tuple[MarkerPlacement, ...]
+    camera: Camera
+    style: RenderStyle
+    table: TableSpec
+    clutter: tuple[ClutterItem, ...]
+
+
+def _dress(rng: np.random.Generator, layout: Layout, size: tuple[int, int], effects: float) -> _Dressing:
+    w_mm, h_mm = layout.table_mm
+    markers = table_markers(w_mm, h_mm)
+    camera = sample_camera(rng, (-40.0, -40.0, w_mm + 40.0, h_mm + 40.0), size)
+    style = sample_style(rng, strength=effects)
+    tspec = TableSpec(surface=TABLE_KINDS[int(rng.integers(len(TABLE_KINDS)))], seed=int(rng.integers(1000)),
+                      extent_mm=(-260.0, -260.0, w_mm + 260.0, h_mm + 260.0))
+    clutter = _clutter_off_zones(rng, layout, int(rng.integers(1, 5)))
+    return _Dressing(markers, camera, style, tspec, clutter)
+
+
+def game_stills(game: str, lib: FaceLibrary, *, seed: int, count: int, size: tuple[int, int] = (1280, 720),
+                effects: float = 1.0, per_game: int = 4) -> Iterator[tuple[Scene, Camera, RenderStyle]]:
+    """`count` single shots of random games of `game`, laid out as footage lays them: the table
+    after a random number of moves, about half of them with a hand in the middle of a move.
+    Every shot has its own camera, look, table surface and clutter; `per_game` shots come from
+    each simulated game. Training data for the card finder that looks like a game in play."""
+    try:
+        ruleset: Ruleset[Any, Any] = get_game(game)
+    except EngineError as exc:
+        raise SynthError(f"stills: {exc}") from None
+    rng = np.random.default_rng([seed, 0x5711])
+    made = 0
+    while made < count:
+        players = int(rng.integers(ruleset.min_players, ruleset.max_players + 1))
+        try:
+            layout = build_layout(game, players)
+        except LayoutError as exc:
+            raise SynthError(f"stills: {exc}") from None
+        sim = simulate_game(ruleset, players=players, seed=int(rng.integers(2**31)))
+        state = ruleset.initial_state(players=players, seed=sim.seed, options=sim.options)
+        table = TableModel(layout=layout, catalog=ruleset.catalog,
+                           staging=staging_for(game, ruleset.catalog, layout), rng=rng)
+        card_zones, counts = split_counters(layout, ruleset.zones(state))
+        table.load(card_zones, state)
+        tokens = TokenTable(layout=layout, rng=rng)
+        tokens.load(counts)
+        animator = Animator(layout, 15.0, rng)
+        k = min(per_game, count - made, len(sim.moves) + 1)
+        shots = set(rng.choice(len(sim.moves) + 1, size=k, replace=False).tolist())
+        for i in range(max(shots) + 1):
+            frame = FrameState()
+            if i > 0:
+                move = sim.moves[i - 1]
+                state = ruleset.apply(state, move).state
+                card_zones, counts = split_counters(layout, ruleset.zones(state))
+                carries, flips = table.sync(card_zones, state)
+                for zone in tokens.changes(counts):
+                    tokens.apply(zone, *counts[zone])
+                if i in shots and rng.random() < 0.5 and (carries or flips):
+                    player = _move_player(ruleset.move_to_dict(move), 1)
+                    frames = list(animator.gesture(player, carries, flips))
+                    frame = frames[int(rng.integers(len(frames)))]
+            if i not in shots:
+                continue
+            dressing = _dress(rng, layout, size, effects)
+            scene = Scene(table=dressing.table, cards=table.placements(frame.hidden), moving_cards=frame.moving,
+                          hands=frame.hands, clutter=dressing.clutter, markers=dressing.markers,
+                          tokens=tokens.placements())
+            yield scene, dressing.camera, dressing.style
+            made += 1
+
+
 def _move_player(move: Mapping[str, Any], default: int) -> int:
     p = move.get("player")
     return int(p) if isinstance(p, int) and not isinstance(p, bool) else default
@@ -766,14 +841,9 @@ def make_footage(
     tokens = TokenTable(layout=layout, rng=np.random.default_rng([config.seed, 0x70C]))
     tokens.load(counts)
 
-    w_mm, h_mm = layout.table_mm
-    markers = table_markers(w_mm, h_mm)
-    camera = sample_camera(rng, (-40.0, -40.0, w_mm + 40.0, h_mm + 40.0), config.size)
-    style = sample_style(rng, strength=config.effects)
-    style = replace(style, jpeg_quality=None, motion_blur_px=0.0)  # the video codec compresses
-    tspec = TableSpec(surface=TABLE_KINDS[int(rng.integers(len(TABLE_KINDS)))], seed=int(rng.integers(1000)),
-                      extent_mm=(-260.0, -260.0, w_mm + 260.0, h_mm + 260.0))
-    clutter = _clutter_off_zones(rng, layout, int(rng.integers(1, 5)))
+    dressing = _dress(rng, layout, config.size, config.effects)
+    markers, camera, tspec, clutter = dressing.markers, dressing.camera, dressing.table, dressing.clutter
+    style = replace(dressing.style, jpeg_quality=None, motion_blur_px=0.0)  # the video codec compresses
     animator = Animator(layout, config.fps, rng)
     renderer = SceneRenderer(lib, canvas_margin=0.02 if config.drift else 0.0, noise_seed=config.seed)
 

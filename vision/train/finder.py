@@ -19,8 +19,9 @@ import json
 import math
 import time
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import cv2
 import numpy as np
@@ -34,6 +35,9 @@ from vision.train.common import (
     require_torch,
     save_checkpoint,
 )
+
+if TYPE_CHECKING:
+    from vision.synth.truth import CardTruth, Quad
 
 RENDER_SIZE = (640, 360)
 SHARD_SIZE = 25
@@ -51,39 +55,69 @@ class FinderTrainError(ValueError):
 
 
 def render_shard(out_dir: Path, *, seed: int, shard: int, count: int = SHARD_SIZE,
-                 designs: int = 200) -> Path:
-    """Render stills `shard*count …` of data seed `seed` into `out_dir/shard-XXXXX.npz`.
+                 designs: int = 200, tables: bool = False) -> Path:
+    """Render scenes `shard*count …` of data seed `seed` into `out_dir/shard-XXXXX.npz`.
 
-    The base deck rotates through the four games; every other game's proxy art and
-    `designs` random designs (family `seed*1000 + shard`) are mixed in."""
-    from vision.synth.library import build_library
-    from vision.synth.render import SceneRenderer
-    from vision.synth.stills import StillsConfig, random_still
-
-    path = out_dir / f"shard-{shard:05d}.npz"
+    Stills (the default): the base deck rotates through the four games; every other game's
+    proxy art and `designs` random designs (family `seed*1000 + shard`) are mixed in. With
+    `tables`, into `out_dir/tables-XXXXX.npz`: shots of games in play laid out as footage lays
+    them (`vision.synth.footage.game_stills`, the game rotating with the shard), rendered at
+    1280×720 and shrunk as the letterbox shrinks a webcam frame."""
+    path = out_dir / f"{'tables' if tables else 'shard'}-{shard:05d}.npz"
     if path.is_file():
         return path
     game = GAMES[shard % len(GAMES)]
-    lib, deck = build_library(game, "proxy", mixed=True, seed=seed * 1000 + shard, designs=designs)
-    config = StillsConfig(count=count, seed=seed, size=RENDER_SIZE)
-    renderer = SceneRenderer(lib, noise_seed=seed * 1000 + shard)
     images, quads, visible, counts = [], [], [], []
-    for k in range(count):
-        i = shard * count + k
-        rng = np.random.default_rng([seed, i])
-        still = random_still(rng, lib, deck, config)
-        result = renderer.render(still.scene, still.camera, still.style, seed=(seed, i, 1))
-        cards = [c for c in result.cards if c.visible >= IGNORE_VISIBLE]
-        images.append(result.image)
+    for image, cards in (_table_shots if tables else _stills)(game, seed=seed, shard=shard, count=count,
+                                                             designs=designs):
+        cards = [c for c in cards if c.visible >= IGNORE_VISIBLE]
+        images.append(image)
         quads += [np.asarray(c.corners, np.float32) for c in cards]
         visible += [c.visible for c in cards]
         counts.append(len(cards))
     out_dir.mkdir(parents=True, exist_ok=True)
-    tmp = out_dir / f".shard-{shard:05d}.tmp.npz"
+    tmp = out_dir / f".{path.stem}.tmp.npz"
     np.savez_compressed(tmp, images=np.stack(images), quads=np.asarray(quads, np.float32).reshape(-1, 4, 2),
                         visible=np.asarray(visible, np.float32), counts=np.asarray(counts, np.int32))
     tmp.replace(path)
     return path
+
+
+def _stills(game: str, *, seed: int, shard: int, count: int, designs: int,
+            ) -> Iterator[tuple[np.ndarray, Sequence[CardTruth]]]:
+    from vision.synth.library import build_library
+    from vision.synth.render import SceneRenderer
+    from vision.synth.stills import StillsConfig, random_still
+
+    lib, deck = build_library(game, "proxy", mixed=True, seed=seed * 1000 + shard, designs=designs)
+    config = StillsConfig(count=count, seed=seed, size=RENDER_SIZE)
+    renderer = SceneRenderer(lib, noise_seed=seed * 1000 + shard)
+    for k in range(count):
+        i = shard * count + k
+        still = random_still(np.random.default_rng([seed, i]), lib, deck, config)
+        result = renderer.render(still.scene, still.camera, still.style, seed=(seed, i, 1))
+        yield result.image, result.cards
+
+
+def _table_shots(game: str, *, seed: int, shard: int, count: int, designs: int = 0,
+                 ) -> Iterator[tuple[np.ndarray, Sequence[CardTruth]]]:
+    from vision.synth.footage import game_stills
+    from vision.synth.library import build_library
+    from vision.synth.render import SceneRenderer
+
+    lib, _ = build_library(game, "proxy")
+    renderer = SceneRenderer(lib, noise_seed=seed * 1000 + shard)
+    frame = (2 * RENDER_SIZE[0], 2 * RENDER_SIZE[1])
+    shots = game_stills(game, lib, seed=seed * 1000 + shard, count=count, size=frame, effects=0.8)
+    for k, (scene, camera, style) in enumerate(shots):
+        result = renderer.render(scene, camera, style, seed=(seed, shard, k))
+        image = cv2.resize(result.image, RENDER_SIZE, interpolation=cv2.INTER_AREA)
+        yield image, [replace(c, corners=_halved(c.corners)) for c in result.cards]
+
+
+def _halved(q: Quad) -> Quad:
+    a, b, c, d = q
+    return ((a[0] / 2, a[1] / 2), (b[0] / 2, b[1] / 2), (c[0] / 2, c[1] / 2), (d[0] / 2, d[1] / 2))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True, eq=False)
@@ -111,7 +145,8 @@ def load_shard(path: Path) -> list[Sample]:
 
 
 def shard_paths(data_dir: Path) -> list[Path]:
-    return sorted(data_dir.glob("shard-*.npz"))
+    """The stills and table-shot shards in a folder."""
+    return sorted([*data_dir.glob("shard-*.npz"), *data_dir.glob("tables-*.npz")])
 
 
 # --- targets ---------------------------------------------------------------------------------
@@ -423,11 +458,13 @@ def export_onnx(net, out: Path, *, check_batch: int = 2) -> float:  # type: igno
     return diff
 
 
-def render_shards(data_dir: Path, *, seed: int, shards: Sequence[int], progress: bool = True) -> list[Path]:
+def render_shards(data_dir: Path, *, seed: int, shards: Sequence[int], progress: bool = True,
+                  tables: bool = False) -> list[Path]:
     """Render the listed shards (skipping those already there) with a progress bar."""
     paths = []
-    for k in tqdm(list(shards), desc="finder data", unit="shard", disable=not progress, mininterval=5.0):
-        paths.append(render_shard(data_dir, seed=seed, shard=k))
+    for k in tqdm(list(shards), desc="finder game shots" if tables else "finder data", unit="shard",
+                  disable=not progress, mininterval=5.0):
+        paths.append(render_shard(data_dir, seed=seed, shard=k, tables=tables))
     return paths
 
 
@@ -448,6 +485,7 @@ class FinderReport:
     scenes: int
     seed: int
     frame_size: tuple[int, int]
+    tables: bool  # shots of games in play (footage layouts), not stills of random arrangements
     cards: int  # cards at least POSITIVE_VISIBLE visible (the AP's ground truth)
     cards_60: int  # cards at least 60 % visible
     ap50: float
@@ -494,11 +532,12 @@ def _average_precision(scores: np.ndarray, tp: np.ndarray, n_truth: int) -> floa
 
 def evaluate_finder(model: Path, *, scenes: int = 100, seed: int = 9_001, threads: int = 1,
                     size: tuple[int, int] = (1280, 720), progress: bool = True,
-                    corner_model: Path | None = None) -> FinderReport:
+                    corner_model: Path | None = None, tables: bool = False) -> FinderReport:
     """Render `scenes` held-out stills (data seed `seed`, designs of a family never trained on,
     every game's proxy art) at `size` and measure the finder at `model` on them: its own
     corners, with edge refinement and, when a corner model is given or shipped, with the corner
-    refiner."""
+    refiner. With `tables`, the scenes are shots of games in play instead (footage layouts of
+    the four games in turn, proxy art, games of seed `seed` never trained on)."""
     from vision.corners import DEFAULT_MODEL as CORNER_MODEL
     from vision.detections import iou_matrix
     from vision.finder import Finder, FinderConfig, Refine
@@ -511,25 +550,29 @@ def evaluate_finder(model: Path, *, scenes: int = 100, seed: int = 9_001, thread
     by_model = FinderConfig(refine=Refine.MODEL)
     merrs: list[np.ndarray] = []
     mtimes: list[float] = []
-    lib, deck = build_library(EVAL_GAME, "proxy", mixed=True, seed=seed, designs=200)
     all_scores, all_tp = [], []
     n_truth = n60 = found60 = found30 = false = 0
     errs: list[np.ndarray] = []
     rerrs: list[np.ndarray] = []
     times = []
-    stills = iter_stills(lib, deck, StillsConfig(count=scenes, seed=seed, size=size))
-    for _, _, result in tqdm(stills, total=scenes, desc="finder eval", unit="scene", disable=not progress,
+    if tables:
+        shots = _eval_table_shots(scenes, seed=seed, size=size)
+    else:
+        lib, deck = build_library(EVAL_GAME, "proxy", mixed=True, seed=seed, designs=200)
+        shots = ((r.image, r.cards) for _, _, r in iter_stills(lib, deck, StillsConfig(count=scenes, seed=seed,
+                                                                                      size=size)))
+    for image, cards in tqdm(shots, total=scenes, desc="finder eval", unit="scene", disable=not progress,
                              mininterval=5.0):
         t0 = time.perf_counter()
-        det = finder.find_one(result.image)
+        det = finder.find_one(image)
         times.append(time.perf_counter() - t0)
-        ref = finder.find_one(result.image, refined)
+        ref = finder.find_one(image, refined)
         if corner_model is not None:
             t0 = time.perf_counter()
-            mod = finder.find_one(result.image, by_model)
+            mod = finder.find_one(image, by_model)
             mtimes.append(time.perf_counter() - t0)
-        truth = np.array([c.corners for c in result.cards], np.float32).reshape(-1, 4, 2)
-        vis = np.array([c.visible for c in result.cards], np.float32)
+        truth = np.array([c.corners for c in cards], np.float32).reshape(-1, 4, 2)
+        vis = np.array([c.visible for c in cards], np.float32)
         pos = vis >= POSITIVE_VISIBLE
         ign = (vis >= IGNORE_VISIBLE) & ~pos
         n_truth += int(pos.sum())
@@ -572,7 +615,7 @@ def evaluate_finder(model: Path, *, scenes: int = 100, seed: int = 9_001, thread
     e = np.concatenate(errs) if errs else np.full((1, 2), np.nan)
     r = np.concatenate(rerrs) if rerrs else np.full((1, 2), np.nan)
     return FinderReport(
-        scenes=scenes, seed=seed, frame_size=size, cards=n_truth, cards_60=n60,
+        scenes=scenes, seed=seed, frame_size=size, tables=tables, cards=n_truth, cards_60=n60,
         ap50=_average_precision(np.concatenate(all_scores), np.concatenate(all_tp), n_truth),
         recall_60=found60 / max(n60, 1), recall_30=found30 / max(n_truth, 1),
         false_per_frame=false / max(scenes, 1),
@@ -585,16 +628,39 @@ def evaluate_finder(model: Path, *, scenes: int = 100, seed: int = 9_001, thread
     )
 
 
+def _eval_table_shots(scenes: int, *, seed: int, size: tuple[int, int],
+                      ) -> Iterator[tuple[np.ndarray, Sequence[CardTruth]]]:
+    """Held-out shots of games in play at `size`: the four games in turn, proxy art."""
+    from vision.synth.footage import game_stills
+    from vision.synth.library import build_library
+    from vision.synth.render import SceneRenderer
+
+    per_game = [scenes // len(GAMES) + (k < scenes % len(GAMES)) for k in range(len(GAMES))]
+    for k, (game, n) in enumerate(zip(GAMES, per_game, strict=True)):
+        if not n:
+            continue
+        lib, _ = build_library(game, "proxy")
+        renderer = SceneRenderer(lib, noise_seed=seed * 1000 + k)
+        for i, (scene, camera, style) in enumerate(game_stills(game, lib, seed=seed * 1000 + k, count=n, size=size,
+                                                               effects=0.8)):
+            result = renderer.render(scene, camera, style, seed=(seed, k, i))
+            yield result.image, result.cards
+
+
 REPORT_START = "<!-- finder-eval:start -->"
 REPORT_END = "<!-- finder-eval:end -->"
 
 
 def report_markdown(report: FinderReport) -> str:
-    """The report as the model card's metrics section."""
+    """The report as (part of) the model card's metrics section."""
     w, h = report.frame_size
+    what = (f"Held-out shots of games in play: {report.scenes} at {w}×{h}, the four games' footage "
+            f"layouts in turn with their proxy art, seed {report.seed} (games never used in training)."
+            if report.tables else
+            f"Held-out synthetic scenes: {report.scenes} stills at {w}×{h}, data seed {report.seed} "
+            f"(designs and scenes never used in training), every game's proxy art and random designs.")
     return "\n".join([
-        f"Held-out synthetic scenes: {report.scenes} stills at {w}×{h}, data seed {report.seed} "
-        f"(designs and scenes never used in training), every game's proxy art and random designs.",
+        what,
         "",
         "| metric | value | target |",
         "|---|---|---|",
@@ -615,7 +681,7 @@ def report_markdown(report: FinderReport) -> str:
     ])
 
 
-def write_report(card: Path, report: FinderReport) -> None:
+def write_report(card: Path, reports: Sequence[FinderReport]) -> None:
     """Replace the metrics section of the model card `card` (between its report markers)."""
     try:
         text = card.read_text(encoding="utf-8")
@@ -626,4 +692,5 @@ def write_report(card: Path, report: FinderReport) -> None:
                                f"{REPORT_END} where the report goes")
     head, rest = text.split(REPORT_START, 1)
     _, tail = rest.split(REPORT_END, 1)
-    card.write_text(f"{head}{REPORT_START}\n{report_markdown(report)}\n{REPORT_END}{tail}", encoding="utf-8")
+    body = "\n\n".join(report_markdown(r) for r in reports)
+    card.write_text(f"{head}{REPORT_START}\n{body}\n{REPORT_END}{tail}", encoding="utf-8")
