@@ -34,6 +34,7 @@ import numpy as np
 
 from calibration.bump import BumpConfig, BumpMonitor, BumpReport, BumpStatus
 from calibration.layout import Layout, Stacking, build_layout
+from calibration.layout import ZoneKind as LayoutKind
 from calibration.lens import LensModel
 from calibration.markers import DEFAULT_MARKER_MM
 from calibration.profile import CalibrationMethod, TableProfile
@@ -464,6 +465,7 @@ class Pipeline:
         self._last_check = -(10**9)
         self._dwell: dict[str, tuple[float, float]] = {}  # a hand's stays in each zone since it was read (s)
         self._numbers: tuple[Any, frozenset[str]] = (None, frozenset())  # belief, its number zones
+        self._die_zones = frozenset(z.id for z in self.layout.zones if z.kind is LayoutKind.DIE)
         self._last_time: float | None = None
 
     @classmethod
@@ -588,6 +590,9 @@ class Pipeline:
         # change it without the picture changing enough for the settle gate: such a zone is
         # read (counted) again once it settles. Card zones show their own changes.
         self._dirty |= reached & self._number_zones()
+        # A die's new face changes too few pixels for the settle gate, and a palm over it is
+        # easily placed a zone away: any hand over the die's zone has it read again.
+        self._dirty |= settle.hands_over & self._die_zones
         snapshot = interpretation = None
         moves: tuple[Any, ...] = ()
         evidence = None

@@ -205,6 +205,7 @@ class Mk1Interpreter:
             if stack and stack[0] in GENERATORS:
                 yield Harvest(player=p, card=stack[0], slot=i + 1)
         yield from self._emptied_stacks(state, snapshot, p)
+        yield from self._deeper_stacks(state, snapshot, p)
 
     def _emptied_stacks(self, state: Mk1State, snapshot: TableSnapshot, p: int) -> Iterator[Mk1Move]:
         """A material stack of `p`'s hotbar that the camera sees empty may have been
@@ -221,6 +222,24 @@ class Mk1Interpreter:
                 and not snapshot.cards(zone)
             ):
                 yield TableChange(player=p, zone=zone, cards=stack[:1])
+
+    def _deeper_stacks(self, state: Mk1State, snapshot: TableSnapshot, p: int) -> Iterator[Mk1Move]:
+        """The mirror of `_emptied_stacks`: a material card alone in a slot of `p`'s hotbar,
+        which still shows that card after a hand reached into the hotbar (a palm is placed
+        to a zone, not to a slot of it), may have been a higher stack: two cards high
+        (`table-change`, raising `desync`), so that the move that took a card from it
+        (eating) leaves the card the camera sees."""
+        reached = snapshot.reached or frozenset()
+        for i, stack in enumerate(state.hotbars[p - 1]):
+            zone = f"hotbar-{p}-{i + 1}"
+            if (
+                len(stack) == 1
+                and stack[0] in MATERIALS
+                and (zone in reached or f"hotbar-{p}" in reached)
+                and zone in snapshot.settled
+                and [self._seen_card(c) for c in snapshot.cards(zone)][:1] == [stack[0]]
+            ):
+                yield TableChange(player=p, zone=zone, cards=stack * 2)
 
     def _rain_discards(self, state: Mk1State) -> Iterator[Mk1Move]:
         for q in range(1, state.players + 1):
