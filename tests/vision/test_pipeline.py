@@ -443,3 +443,45 @@ def test_a_hand_reaches_a_zone_when_it_stays_there_not_when_it_passes_often() ->
 
 def test_roll_values_are_what_the_camera_saw_not_the_move() -> None:
     assert move_key({"player": 1, "move": "sleep", "roll": [2]}) == move_key({"player": 1, "move": "sleep"})
+
+
+def test_a_hand_over_the_die_has_it_read_again_though_the_picture_barely_changed(tmp_path: Path) -> None:
+    """A die's new face changes too few pixels for the settle gate to flag its zone: a hand
+    seen over the die's zone is enough for the pipeline to read the die again once it
+    settles, and other counter zones are not read again for it."""
+    from vision.art.pack import proxy_pack
+    from vision.pipeline import TruthOracleFinder, TruthOracleIdentifier, TruthOracleTokenCounter
+    from vision.synth.faces import FaceLibrary, faces_of_pack
+    from vision.synth.footage import FootageConfig, make_footage
+
+    game = "minecraft-mk1"
+    config = FootageConfig(game=game, players=2, seed=0, moves=1, fps=4.0, size=(320, 180), effects=0.0)
+    truth = make_footage(config, FaceLibrary(faces_of_pack(proxy_pack(game))), tmp_path, progress=False)
+    asked: list[tuple[int, tuple[str, ...]]] = []
+
+    class Recording(TruthOracleTokenCounter):
+        def counts(self, image: np.ndarray, zones: Any = None, *, frame_index: int | None = None) -> Any:
+            asked.append((int(frame_index or 0), tuple(zones or ())))
+            return super().counts(image, zones, frame_index=frame_index)
+
+    pipeline = Pipeline(PipelineConfig.for_game(game, fps=4.0, camera_check=False), game=game, players=2,
+                        profile=profile_from_truth(truth), finder=TruthOracleFinder(truth),
+                        identifier=TruthOracleIdentifier(truth), token_counter=Recording(truth))
+    zones = frozenset(z.id for z in pipeline.layout.zones)
+
+    def gate(settled: frozenset[str], hands: frozenset[str]) -> Any:
+        def update(image: np.ndarray, *, frame_index: int) -> SettleState:
+            return SettleState(frame_index=frame_index, settled=settled, changed_since_last_settle=frozenset(),
+                               hands_over=hands, reached=frozenset(), motion=dict.fromkeys(zones, 0.0),
+                               hand_mask=np.zeros((1, 1), bool), scale=8)
+        return update
+
+    image = np.zeros((180, 320, 3), np.uint8)
+    script = [(zones, frozenset()),  # the table settles: everything is counted once
+              (zones - {"die", "hunger-1"}, frozenset({"die", "hunger-1"})),  # a hand over the die
+              (zones, frozenset())]  # the hand has gone
+    for i, (settled, hands) in enumerate(script):
+        pipeline.gate.update = gate(settled, hands)  # type: ignore[method-assign]
+        pipeline.process(Frame(index=i, time=i / 4.0, image=image, source="stub"))
+    assert asked[0][0] == 0 and {"die", "hunger-1"} <= set(asked[0][1])
+    assert asked[1:] == [(2, ("die",))]
