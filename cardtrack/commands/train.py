@@ -247,8 +247,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     fnd.add_argument("--seed", type=int, default=0, help="training seed")
     fnd.add_argument("--data-seed", type=int, default=1, help="seed of the rendered training scenes")
     fnd.add_argument("--shards", type=int, default=40, help="data shards of 25 scenes to render first (0: use what is there)")
-    fnd.add_argument("--tables", type=int, default=0,
-                     help="data shards of 25 shots of games in play (footage layouts) to render first")
+    fnd.add_argument("--tables", type=int, default=48,
+                     help="data shards of 25 shots of games in play (footage layouts) to render first (0: use what is there)")
     fnd.add_argument("--steps", type=_positive, default=4000)
     fnd.add_argument("--batch", type=_positive, default=12)
     fnd.add_argument("--minutes", type=float, default=32.0, help="stop training after this many minutes")
