@@ -16,7 +16,9 @@ Angry Birds: a structure of two verticals, a horizontal and a pig). The truth fi
 every frame, a checkpoint with every zone's settled contents after each move, each move with
 the frame where its last card was put down, and the engine's final state. Counter zones (token
 areas, the die) are kept apart by `vision.synth.tokens.TokenTable`: a changed count is acted out
-by the hand reaching to the zone, and each checkpoint carries the counts.
+by the hand reaching to the zone, and each checkpoint carries the counts. `game_stills` shoots
+single scenes of such games (a random point of a random game, its own camera each) for
+training the card finder.
 """
 
 from __future__ import annotations

@@ -1,9 +1,10 @@
 """Training of the card finder: synthetic data, the torch network, losses, export to ONNX.
 
 Scenes come from the still renderer (`vision.synth.stills`) with every game's proxy art and
-random card designs mixed, hands, clutter and all camera effects; they are rendered at 640×360
-(the size a 1280×720 frame has in the finder's letterbox) and cached as compressed `.npz`
-shards in a work folder under the system temp folder, so generation can run beside training
+random card designs mixed, hands, clutter and all camera effects, and from shots of games in
+play (`vision.synth.footage.game_stills`: footage layouts, many small cards); they are rendered
+at (or shrunk to) 640×360 (the size a 1280×720 frame has in the finder's letterbox) and cached
+as compressed `.npz` shards in a work folder under the system temp folder, so generation can run beside training
 and a resumed run reuses them. The network (`FinderNet`) is a small CenterNet: a
 depthwise-separable backbone down to stride 32, a top-down path back to stride 8, and a head
 with a card-centre heatmap (focal loss on Gaussian targets) and eight corner offsets from the
