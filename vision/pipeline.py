@@ -34,7 +34,6 @@ import numpy as np
 
 from calibration.bump import BumpConfig, BumpMonitor, BumpReport, BumpStatus
 from calibration.layout import Layout, Stacking, build_layout
-from calibration.layout import ZoneKind as LayoutKind
 from calibration.lens import LensModel
 from calibration.markers import DEFAULT_MARKER_MM
 from calibration.profile import CalibrationMethod, TableProfile
@@ -465,7 +464,7 @@ class Pipeline:
         self._last_check = -(10**9)
         self._dwell: dict[str, tuple[float, float]] = {}  # a hand's stays in each zone since it was read (s)
         self._numbers: tuple[Any, frozenset[str]] = (None, frozenset())  # belief, its number zones
-        self._die_zones = frozenset(z.id for z in self.layout.zones if z.kind is LayoutKind.DIE)
+        self._over: dict[str, tuple[float, float]] = {}  # a hand's stays over each counter zone since it was counted
         self._last_time: float | None = None
 
     @classmethod
@@ -536,6 +535,7 @@ class Pipeline:
         self._last_read.clear()
         self._counts.clear()
         self._dwell.clear()
+        self._over.clear()
 
     def _number_zones(self) -> frozenset[str]:
         """Zones the belief shows as a number (`ZoneKind.COUNTER`: mk. I's face-down piles and
@@ -590,9 +590,12 @@ class Pipeline:
         # change it without the picture changing enough for the settle gate: such a zone is
         # read (counted) again once it settles. Card zones show their own changes.
         self._dirty |= reached & self._number_zones()
-        # A die's new face changes too few pixels for the settle gate, and a palm over it is
-        # easily placed a zone away: any hand over the die's zone has it read again.
-        self._dirty |= settle.hands_over & self._die_zones
+        # A token taken or added, or a die's new face, changes too few pixels for the settle
+        # gate, and a palm is easily placed a zone away: a hand that stays over a counter zone
+        # (tokens, the die) has it counted again.
+        counted = frozenset(self.token_counter.zones) if self.token_counter is not None else frozenset()
+        hand_dwell(self._over, settle.hands_over & counted, dt)
+        self._dirty |= {z for z, (longest, _) in self._over.items() if longest >= cfg.reach_seconds}
         snapshot = interpretation = None
         moves: tuple[Any, ...] = ()
         evidence = None
@@ -609,6 +612,8 @@ class Pipeline:
                     stale = sorted(z for z in mine if z in self._dirty or z not in self._counts)
                     if stale:
                         self._counts.update(self.token_counter.counts(image, stale, frame_index=index))
+                        for z in stale:
+                            self._over.pop(z, None)
                     counts = {z: self._counts[z] for z in mine}
                 snapshot = build_snapshot(contents, readable, index, float(frame.time), counts, reached)
             with timed("interpret"):

@@ -445,17 +445,17 @@ def test_roll_values_are_what_the_camera_saw_not_the_move() -> None:
     assert move_key({"player": 1, "move": "sleep", "roll": [2]}) == move_key({"player": 1, "move": "sleep"})
 
 
-def test_a_hand_over_the_die_has_it_read_again_though_the_picture_barely_changed(tmp_path: Path) -> None:
-    """A die's new face changes too few pixels for the settle gate to flag its zone: a hand
-    seen over the die's zone is enough for the pipeline to read the die again once it
-    settles, and other counter zones are not read again for it."""
+def test_a_hand_that_stays_over_a_counter_zone_has_it_counted_again(tmp_path: Path) -> None:
+    """A token taken or a die's new face changes too few pixels for the settle gate to flag the
+    zone: a hand that stays over a counter zone (at least `reach_seconds`) is enough for the
+    pipeline to count it again once it settles; a hand only passing over another is not."""
     from vision.art.pack import proxy_pack
     from vision.pipeline import TruthOracleFinder, TruthOracleIdentifier, TruthOracleTokenCounter
     from vision.synth.faces import FaceLibrary, faces_of_pack
     from vision.synth.footage import FootageConfig, make_footage
 
     game = "minecraft-mk1"
-    config = FootageConfig(game=game, players=2, seed=0, moves=1, fps=4.0, size=(320, 180), effects=0.0)
+    config = FootageConfig(game=game, players=2, seed=0, moves=1, fps=10.0, size=(320, 180), effects=0.0)
     truth = make_footage(config, FaceLibrary(faces_of_pack(proxy_pack(game))), tmp_path, progress=False)
     asked: list[tuple[int, tuple[str, ...]]] = []
 
@@ -464,7 +464,7 @@ def test_a_hand_over_the_die_has_it_read_again_though_the_picture_barely_changed
             asked.append((int(frame_index or 0), tuple(zones or ())))
             return super().counts(image, zones, frame_index=frame_index)
 
-    pipeline = Pipeline(PipelineConfig.for_game(game, fps=4.0, camera_check=False), game=game, players=2,
+    pipeline = Pipeline(PipelineConfig.for_game(game, fps=10.0, camera_check=False), game=game, players=2,
                         profile=profile_from_truth(truth), finder=TruthOracleFinder(truth),
                         identifier=TruthOracleIdentifier(truth), token_counter=Recording(truth))
     zones = frozenset(z.id for z in pipeline.layout.zones)
@@ -477,11 +477,13 @@ def test_a_hand_over_the_die_has_it_read_again_though_the_picture_barely_changed
         return update
 
     image = np.zeros((180, 320, 3), np.uint8)
+    assert pipeline.config.reach_seconds == 0.2
     script = [(zones, frozenset()),  # the table settles: everything is counted once
-              (zones - {"die", "hunger-1"}, frozenset({"die", "hunger-1"})),  # a hand over the die
+              (zones - {"hunger-1"}, frozenset({"hunger-1"})),  # an arm passes over hunger-1 (0.1 s)
+              *[(zones - {"die"}, frozenset({"die"}))] * 3,  # a hand stays at the die (0.3 s)
               (zones, frozenset())]  # the hand has gone
     for i, (settled, hands) in enumerate(script):
         pipeline.gate.update = gate(settled, hands)  # type: ignore[method-assign]
-        pipeline.process(Frame(index=i, time=i / 4.0, image=image, source="stub"))
+        pipeline.process(Frame(index=i, time=i / 10.0, image=image, source="stub"))
     assert asked[0][0] == 0 and {"die", "hunger-1"} <= set(asked[0][1])
-    assert asked[1:] == [(2, ("die",))]
+    assert asked[1:] == [(5, ("die",))]
