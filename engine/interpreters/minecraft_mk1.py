@@ -225,21 +225,25 @@ class Mk1Interpreter:
 
     def _deeper_stacks(self, state: Mk1State, snapshot: TableSnapshot, p: int) -> Iterator[Mk1Move]:
         """The mirror of `_emptied_stacks`: a material card alone in a slot of `p`'s hotbar,
-        which still shows that card after a hand reached into the hotbar (a palm is placed
-        to a zone, not to a slot of it), may have been a higher stack: two cards high
-        (`table-change`, raising `desync`), so that the move that took a card from it
-        (eating) leaves the card the camera sees."""
-        reached = snapshot.reached or frozenset()
+        which the camera still sees showing that card, may have been a higher stack: two cards
+        high (`table-change`, raising `desync`), so that the move that took a card from it
+        (eating) leaves the card the camera sees. Whether a hand was there is not asked: a
+        palm is often placed a zone away."""
         for i, stack in enumerate(state.hotbars[p - 1]):
             zone = f"hotbar-{p}-{i + 1}"
             if (
                 len(stack) == 1
                 and stack[0] in MATERIALS
-                and (zone in reached or f"hotbar-{p}" in reached)
                 and zone in snapshot.settled
-                and [self._seen_card(c) for c in snapshot.cards(zone)][:1] == [stack[0]]
+                and self._may_show(snapshot, zone, stack[0])
             ):
                 yield TableChange(player=p, zone=zone, cards=stack * 2)
+
+    def _may_show(self, snapshot: TableSnapshot, zone: str, card: str) -> bool:
+        """Whether the top card seen in `zone` may be `card`: one of its two best candidates
+        (the card under it in a stack can make the face read a close call)."""
+        seen = snapshot.cards(zone)
+        return bool(seen) and any(self.card_of(c.face) == card for c in seen[0].candidates[:2])
 
     def _rain_discards(self, state: Mk1State) -> Iterator[Mk1Move]:
         for q in range(1, state.players + 1):
