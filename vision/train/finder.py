@@ -69,8 +69,9 @@ def render_shard(out_dir: Path, *, seed: int, shard: int, count: int = SHARD_SIZ
         return path
     game = GAMES[shard % len(GAMES)]
     images, quads, visible, counts = [], [], [], []
-    for image, cards in (_table_shots if tables else _stills)(game, seed=seed, shard=shard, count=count,
-                                                             designs=designs):
+    shots = (_table_shots(game, seed=seed, shard=shard, count=count) if tables
+             else _stills(game, seed=seed, shard=shard, count=count, designs=designs))
+    for image, cards in shots:
         cards = [c for c in cards if c.visible >= IGNORE_VISIBLE]
         images.append(image)
         quads += [np.asarray(c.corners, np.float32) for c in cards]
@@ -100,20 +101,29 @@ def _stills(game: str, *, seed: int, shard: int, count: int, designs: int,
         yield result.image, result.cards
 
 
-def _table_shots(game: str, *, seed: int, shard: int, count: int, designs: int = 0,
-                 ) -> Iterator[tuple[np.ndarray, Sequence[CardTruth]]]:
+def _game_shots(game: str, *, count: int, size: tuple[int, int], seed: int, render_seed: tuple[int, ...],
+                ) -> Iterator[tuple[np.ndarray, Sequence[CardTruth]]]:
+    """`count` rendered shots of games of `game` in play (`game_stills`, proxy art) at `size`;
+    shot k is rendered with seed `(*render_seed, k)`."""
     from vision.synth.footage import game_stills
     from vision.synth.library import build_library
     from vision.synth.render import SceneRenderer
 
     lib, _ = build_library(game, "proxy")
-    renderer = SceneRenderer(lib, noise_seed=seed * 1000 + shard)
+    renderer = SceneRenderer(lib, noise_seed=seed)
+    for k, (scene, camera, style) in enumerate(game_stills(game, lib, seed=seed, count=count, size=size,
+                                                           effects=0.8)):
+        result = renderer.render(scene, camera, style, seed=(*render_seed, k))
+        yield result.image, result.cards
+
+
+def _table_shots(game: str, *, seed: int, shard: int, count: int) -> Iterator[tuple[np.ndarray, Sequence[CardTruth]]]:
+    """A training shard's game shots: rendered at 1280×720, shrunk as the letterbox shrinks it."""
     frame = (2 * RENDER_SIZE[0], 2 * RENDER_SIZE[1])
-    shots = game_stills(game, lib, seed=seed * 1000 + shard, count=count, size=frame, effects=0.8)
-    for k, (scene, camera, style) in enumerate(shots):
-        result = renderer.render(scene, camera, style, seed=(seed, shard, k))
-        image = cv2.resize(result.image, RENDER_SIZE, interpolation=cv2.INTER_AREA)
-        yield image, [replace(c, corners=_halved(c.corners)) for c in result.cards]
+    for image, cards in _game_shots(game, count=count, size=frame, seed=seed * 1000 + shard,
+                                    render_seed=(seed, shard)):
+        yield (cv2.resize(image, RENDER_SIZE, interpolation=cv2.INTER_AREA),
+               [replace(c, corners=_halved(c.corners)) for c in cards])
 
 
 def _halved(q: Quad) -> Quad:
@@ -632,20 +642,10 @@ def evaluate_finder(model: Path, *, scenes: int = 100, seed: int = 9_001, thread
 def _eval_table_shots(scenes: int, *, seed: int, size: tuple[int, int],
                       ) -> Iterator[tuple[np.ndarray, Sequence[CardTruth]]]:
     """Held-out shots of games in play at `size`: the four games in turn, proxy art."""
-    from vision.synth.footage import game_stills
-    from vision.synth.library import build_library
-    from vision.synth.render import SceneRenderer
-
     per_game = [scenes // len(GAMES) + (k < scenes % len(GAMES)) for k in range(len(GAMES))]
     for k, (game, n) in enumerate(zip(GAMES, per_game, strict=True)):
-        if not n:
-            continue
-        lib, _ = build_library(game, "proxy")
-        renderer = SceneRenderer(lib, noise_seed=seed * 1000 + k)
-        for i, (scene, camera, style) in enumerate(game_stills(game, lib, seed=seed * 1000 + k, count=n, size=size,
-                                                               effects=0.8)):
-            result = renderer.render(scene, camera, style, seed=(seed, k, i))
-            yield result.image, result.cards
+        if n:
+            yield from _game_shots(game, count=n, size=size, seed=seed * 1000 + k, render_seed=(seed, k))
 
 
 REPORT_START = "<!-- finder-eval:start -->"
