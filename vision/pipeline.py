@@ -593,8 +593,8 @@ class Pipeline:
         # A token taken or added, or a die's new face, changes too few pixels for the settle
         # gate, and a palm is easily placed a zone away: a hand that stays over a counter zone
         # (tokens, the die) has it counted again.
-        counted = frozenset(self.token_counter.zones) if self.token_counter is not None else frozenset()
-        hand_dwell(self._over, settle.hands_over & counted, dt)
+        counted = settle.hands_over.intersection(self.token_counter.zones) if self.token_counter else frozenset()
+        hand_dwell(self._over, counted, dt)
         self._dirty |= {z for z, (longest, _) in self._over.items() if longest >= cfg.reach_seconds}
         snapshot = interpretation = None
         moves: tuple[Any, ...] = ()
