@@ -17,7 +17,7 @@ cards that appeared in a hotbar slot moved there from the hand (the card is the 
 even when the hand held it unseen; a material as the whole stack the hand most likely holds,
 unseen cards more likely it than not included, first: the camera sees only a stack's top), a
 weather card seen in the weather slot, effects played with the materials that left the
-hotbar, a stack seen emptied set to one card when believed higher, and, for every move, the
+hotbar, a stack's height set right when the slot shows it was wrong, and, for every move, the
 die values the snapshot implies: the face shown is the last roll of the move; at night a hit
 or a miss before it is tried (and the armor re-roll), and the health counter decides.
 """
@@ -204,39 +204,23 @@ class Mk1Interpreter:
         for i, stack in enumerate(state.hotbars[p - 1]):
             if stack and stack[0] in GENERATORS:
                 yield Harvest(player=p, card=stack[0], slot=i + 1)
-        yield from self._emptied_stacks(state, snapshot, p)
-        yield from self._deeper_stacks(state, snapshot, p)
+        yield from self._stack_heights(state, snapshot, p)
 
-    def _emptied_stacks(self, state: Mk1State, snapshot: TableSnapshot, p: int) -> Iterator[Mk1Move]:
-        """A material stack of `p`'s hotbar that the camera sees empty may have been
-        smaller than believed (its height is never seen: a stack moved with an unseen card
-        guessed wrong): one card high (`table-change`, raising `desync`), so that the move
-        that took its last card (eating) explains the empty slot. Never empty at once: that
-        would explain away the move itself."""
+    def _stack_heights(self, state: Mk1State, snapshot: TableSnapshot, p: int) -> Iterator[Mk1Move]:
+        """Corrections of a material stack's height in `p`'s hotbar, which the camera never
+        sees (a stack moved with an unseen card guessed wrong), each a `table-change` raising
+        `desync`, so that the move that takes from the stack (eating) explains what is seen:
+        a stack believed higher whose slot is seen empty was one card (never empty at once:
+        that would explain away the move itself); a card believed alone whose slot still
+        shows it was two cards. Where the hands were is not asked: a palm is often placed a
+        zone away."""
         for i, stack in enumerate(state.hotbars[p - 1]):
             zone = f"hotbar-{p}-{i + 1}"
-            if (
-                len(stack) > 1
-                and stack[0] in MATERIALS
-                and zone in snapshot.settled
-                and not snapshot.cards(zone)
-            ):
+            if not stack or stack[0] not in MATERIALS or zone not in snapshot.settled:
+                continue
+            if len(stack) > 1 and not snapshot.cards(zone):
                 yield TableChange(player=p, zone=zone, cards=stack[:1])
-
-    def _deeper_stacks(self, state: Mk1State, snapshot: TableSnapshot, p: int) -> Iterator[Mk1Move]:
-        """The mirror of `_emptied_stacks`: a material card alone in a slot of `p`'s hotbar,
-        which the camera still sees showing that card, may have been a higher stack: two cards
-        high (`table-change`, raising `desync`), so that the move that took a card from it
-        (eating) leaves the card the camera sees. Whether a hand was there is not asked: a
-        palm is often placed a zone away."""
-        for i, stack in enumerate(state.hotbars[p - 1]):
-            zone = f"hotbar-{p}-{i + 1}"
-            if (
-                len(stack) == 1
-                and stack[0] in MATERIALS
-                and zone in snapshot.settled
-                and self._may_show(snapshot, zone, stack[0])
-            ):
+            elif len(stack) == 1 and self._may_show(snapshot, zone, stack[0]):
                 yield TableChange(player=p, zone=zone, cards=stack * 2)
 
     def _may_show(self, snapshot: TableSnapshot, zone: str, card: str) -> bool:
