@@ -293,13 +293,14 @@ def eval_models(args: argparse.Namespace) -> int:
             print(f"wrote {args.report / 'finder.md'}")
     if args.only in (None, "identifier"):
         from cardtrack.commands.train import eval_identifier
+        from vision.finder import DEFAULT_MODEL as FINDER_MODEL
         from vision.identify import DEFAULT_MODEL as IDENTIFIER_MODEL
 
         print(f"## Identifier: {args.identifier or IDENTIFIER_MODEL}\n")
         ns = argparse.Namespace(
             out=str(args.identifier or IDENTIFIER_MODEL), threads=threads, work=args.work, quiet=args.quiet,
             scans=args.scans, scenes=40 if args.identifier_scenes is None else args.identifier_scenes,
-            seed=args.seed or 0, per_turn=args.per_turn or 10,
+            seed=args.seed or 0, per_turn=args.per_turn or 10, finder=str(args.finder or FINDER_MODEL),
             report=str(args.report / "identifier.json") if args.report is not None else None,
         )
         code = eval_identifier(ns)

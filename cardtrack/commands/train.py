@@ -4,7 +4,8 @@
 -e .[train]`), fits its score calibration, exports it to ONNX and checks the export; with
 `--eval-only` it needs no torch and writes the accuracy report of an existing model instead
 (held-out crops of every game's proxy deck and of an enrolled pack of the real Minecraft:
-Explorers scans, plus crops cut from rendered scenes). Each model is a subcommand with its own
+Explorers scans, plus crops cut from rendered scenes at their true corners and at the corners
+the finder found). Each model is a subcommand with its own
 handler and `add_parser` block, so `train finder` sits beside it.
 """
 
@@ -17,6 +18,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from vision.finder import DEFAULT_MODEL as FINDER_MODEL
 from vision.identify import DEFAULT_MODEL
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -53,7 +55,13 @@ def _scans_pack(scans: Path, work: Path, quiet: bool) -> Path:
 def eval_identifier(args: argparse.Namespace) -> int:
     from vision.art.pack import load_pack, proxy_pack
     from vision.identify import Identifier
-    from vision.train.evaluate import Queries, evaluate, report_dict, report_markdown, scene_queries
+    from vision.train.evaluate import (
+        SceneQueries,
+        evaluate,
+        report_dict,
+        report_markdown,
+        scene_queries,
+    )
 
     identifier = Identifier(args.out, threads=args.threads)
     work = Path(args.work) if args.work else Path(tempfile.gettempdir()) / "cardtrack-identifier-eval"
@@ -62,7 +70,7 @@ def eval_identifier(args: argparse.Namespace) -> int:
     for game in EVAL_GAMES:
         pack = proxy_pack(game, progress=not args.quiet)
         decks[f"{game} proxy"] = (pack, {fid: pack.image(fid) for fid in pack.faces})
-    scenes: dict[str, Queries] = {}
+    scenes: dict[str, SceneQueries] = {}
     scans = Path(args.scans) if args.scans else (DEFAULT_SCANS if DEFAULT_SCANS.is_dir() else None)
     if scans is not None:
         if not scans.is_dir():
@@ -72,8 +80,16 @@ def eval_identifier(args: argparse.Namespace) -> int:
         name = "minecraft-explorers real scans"
         decks[name] = (pack, {fid: pack.image(fid) for fid in pack.faces})
         if args.scenes:
+            finder = None
+            if args.finder != "none":
+                from vision.finder import Finder
+
+                finder = Finder(args.finder, threads=args.threads)
             scenes[name] = scene_queries("minecraft-explorers", pack_dir, seed=9_000 + args.seed,
-                                         stills=args.scenes, progress=not args.quiet)
+                                         stills=args.scenes, finder=finder, progress=not args.quiet)
+            if finder is not None:
+                print(f"the finder missed {scenes[name].missed} of the scene cards (IoU < 0.5); "
+                      "they are left out of the finder's-corners crops")
     else:
         print("note: no Explorers scans found; pass --scans to include the real deck")
     report = evaluate(identifier, decks, seed=args.seed, per_turn=args.per_turn, scenes=scenes,
@@ -219,7 +235,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     ident.add_argument("--out", default=str(DEFAULT_MODEL), help="the ONNX model to write (or to measure)")
     ident.add_argument("--seed", type=int, default=0)
-    ident.add_argument("--steps", type=_positive, default=None, help="training steps (default 1800)")
+    ident.add_argument("--steps", type=_positive, default=None, help="training steps (default 2400)")
     ident.add_argument("--batch", type=_positive, default=128)
     ident.add_argument("--designs", type=_positive, default=2000, help="random designs in the training pool")
     ident.add_argument("--resume", default=None, help="checkpoint to continue from (WORK/checkpoint.pt)")
@@ -231,6 +247,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     ident.add_argument("--per-turn", type=_positive, default=10, help="eval crops per face and turn")
     ident.add_argument("--scans", default=None, help="folder of the Explorers scans (default ../shared/decks/explorers-scans)")
     ident.add_argument("--scenes", type=int, default=40, help="rendered scenes to cut eval crops from (0: none)")
+    ident.add_argument("--finder", default=str(FINDER_MODEL),
+                       help="finder model whose corners the scene cards are also cut at (none: only true corners)")
     ident.add_argument("--report", default=None, help="write the eval report as JSON here")
     ident.add_argument("--quiet", action="store_true")
     ident.set_defaults(func=train_identifier_command)

@@ -3,11 +3,12 @@
 For every deck (the proxy art of each game, and an enrolled pack of the real Minecraft:
 Explorers scans) the gallery is built from the pack images exactly as at run time
 (`vision.identify.Gallery`), and each face is queried, as printed and turned 180°, with crops
-from `vision.train.augment.webcam_crop` drawn from evaluation seeds that training and
-calibration never use. Where the scene renderer is available, cards are also cut out of
+from `vision.train.augment.webcam_crop` (the `EVAL_CROPS` mix) drawn from evaluation seeds that
+training and calibration never use. Where the scene renderer is available, cards are also cut out of
 rendered table scenes with their true corners (rolled by a random quarter turn, as an
 uninformed corner order would be, so that the landscape rule and the 180° reading are
-exercised). A crop counts as right when the best candidate is its face, and, for a face whose
+exercised), and, with a finder, at the corners the finder found for them (what the tracker
+crops, corner errors included). A crop counts as right when the best candidate is its face, and, for a face whose
 orientation can be seen, its turn as well. The report also lists the worst confusions, how
 often a correct crop is flagged unknown, and how faces of a deck absent from the gallery score.
 Every number is on synthetic or rendered crops, never on camera footage.
@@ -27,7 +28,14 @@ from tqdm import tqdm
 
 from vision.identify import Embedder, Gallery, Match
 from vision.preprocess import rectify
-from vision.train.augment import DEFAULT_CROPS, CropConfig, master, rotate_180, webcam_crop
+from vision.train.augment import (
+    DEFAULT_CROPS,
+    EVAL_CROPS,
+    CropConfig,
+    master,
+    rotate_180,
+    webcam_crop,
+)
 from vision.train.data import EVAL_FAMILY, design_masters
 
 
@@ -63,37 +71,80 @@ def make_queries(images: Mapping[str, np.ndarray], *, seed: int | Sequence[int],
     return out
 
 
+def _turned(k: int, landscape: bool) -> bool:
+    """Whether a crop whose first corner is the card's corner `k` shows the card turned 180°."""
+    return k in (1, 2) if landscape else k in (2, 3)
+
+
+def _cut(image: np.ndarray, quad: np.ndarray) -> np.ndarray | None:
+    """The rectified crop of a quad, at its own size (None when it is too small to read)."""
+    cw = 0.5 * (np.linalg.norm(quad[1] - quad[0]) + np.linalg.norm(quad[2] - quad[3]))
+    ch = 0.5 * (np.linalg.norm(quad[3] - quad[0]) + np.linalg.norm(quad[2] - quad[1]))
+    if min(cw, ch) < 12:
+        return None
+    return rectify(image, quad, width=round(cw), height=round(ch))
+
+
+@dataclass(frozen=True, slots=True, kw_only=True, eq=False)
+class SceneQueries:
+    """Cards cut out of rendered scenes: at their true corners, and (with a finder) at the
+    corners the finder found for them; `missed`: cards the finder did not find."""
+
+    truth: Queries
+    found: Queries | None = None
+    missed: int = 0
+
+
 def scene_queries(game: str, pack_root: Path, *, seed: int, stills: int,
-                  min_visible: float = 0.75, progress: bool = False) -> Queries:
-    """Cards cut out of rendered scenes of a pack with their true corners (module docstring)."""
+                  min_visible: float = 0.75, finder: Any = None, progress: bool = False) -> SceneQueries:
+    """Cards cut out of rendered scenes of a pack (module docstring). With a `finder`
+    (`vision.finder.Finder`, its refiner included), each card is also cut at the corners of the
+    detection that overlaps it most (IoU ≥ 0.5), in the finder's own corner order: the crops
+    the tracker hands the identifier, with the finder's corner errors."""
+    from vision.detections import iou_matrix
     from vision.synth.library import build_library
     from vision.synth.stills import StillsConfig, iter_stills
 
     lib, deck = build_library(game, str(pack_root))
     config = StillsConfig(count=stills, seed=seed)
     rng = np.random.default_rng([seed, 0x5CE])
-    out = Queries()
+    truth, found = Queries(), Queries()
+    missed = 0
     for _, _, result in tqdm(iter_stills(lib, deck, config), total=stills, desc="rendering scenes",
                              unit="scene", disable=not progress):
         h, w = result.image.shape[:2]
+        dets = finder.find_one(result.image).corners if finder is not None else np.zeros((0, 4, 2))
         for card in result.cards:
             if card.face not in lib or card.visible < min_visible:
                 continue
             q = np.asarray(card.corners, np.float32)
             if q.min() < 0 or q[:, 0].max() > w - 1 or q[:, 1].max() > h - 1:
                 continue
-            k = int(rng.integers(4))
-            r = np.roll(q, -k, axis=0)
-            cw = 0.5 * (np.linalg.norm(r[1] - r[0]) + np.linalg.norm(r[2] - r[3]))
-            ch = 0.5 * (np.linalg.norm(r[3] - r[0]) + np.linalg.norm(r[2] - r[1]))
-            if min(cw, ch) < 12:
-                continue
             fw, fh = lib.size_mm(card.face)
             landscape = fw > fh
-            out.crops.append(rectify(result.image, r, width=round(cw), height=round(ch)))
-            out.faces.append(card.face)
-            out.turned.append(k in (1, 2) if landscape else k in (2, 3))
-    return out
+            k = int(rng.integers(4))
+            crop = _cut(result.image, np.roll(q, -k, axis=0))
+            if crop is None:
+                continue
+            truth.crops.append(crop)
+            truth.faces.append(card.face)
+            truth.turned.append(_turned(k, landscape))
+            if finder is None:
+                continue
+            iou = iou_matrix(q[None], dets)[0] if len(dets) else np.zeros(0)
+            if not len(iou) or iou.max() < 0.5:
+                missed += 1
+                continue
+            d = np.asarray(dets[int(iou.argmax())], np.float32)
+            # Which of the card's corners the detection starts at: the roll that fits best.
+            k = int(np.argmin([np.linalg.norm(d - np.roll(q, -r, axis=0), axis=1).sum() for r in range(4)]))
+            crop = _cut(result.image, d)
+            if crop is None:
+                continue
+            found.crops.append(crop)
+            found.faces.append(card.face)
+            found.turned.append(_turned(k, landscape))
+    return SceneQueries(truth=truth, found=found if finder is not None else None, missed=missed)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -182,7 +233,7 @@ class EvalReport:
 
 
 def evaluate(embedder: Embedder, decks: Mapping[str, tuple[Any, Mapping[str, np.ndarray]]], *,
-             seed: int = 0, per_turn: int = 10, scenes: Mapping[str, Queries] | None = None,
+             seed: int = 0, per_turn: int = 10, scenes: Mapping[str, SceneQueries] | None = None,
              progress: bool = False) -> EvalReport:
     """`decks`: name -> (art pack, its face images). `scenes`: name -> scene crops of a deck."""
     start = time.perf_counter()
@@ -192,20 +243,22 @@ def evaluate(embedder: Embedder, decks: Mapping[str, tuple[Any, Mapping[str, np.
     for d, (name, (pack, images)) in enumerate(bar):
         gallery = Gallery.from_images(images, embedder, game=getattr(pack, "game", ""))
         galleries[name] = gallery
-        queries = make_queries(images, seed=(EVAL_FAMILY + seed, d), per_turn=per_turn)
+        queries = make_queries(images, seed=(EVAL_FAMILY + seed, d), per_turn=per_turn, crops=EVAL_CROPS)
         matches = _match(embedder, gallery, queries)
         results.append(score_matches(name, gallery, queries, matches))
-        if scenes and name in scenes and len(scenes[name]):
-            sq = scenes[name]
-            results.append(score_matches(f"{name} (rendered scenes)", gallery, sq, _match(embedder, gallery, sq)))
+        if scenes and name in scenes:
+            for label, sq in (("rendered scenes", scenes[name].truth),
+                              ("rendered scenes, finder's corners", scenes[name].found)):
+                if sq is not None and len(sq):
+                    results.append(score_matches(f"{name} ({label})", gallery, sq, _match(embedder, gallery, sq)))
     foreign: list[ForeignResult] = []
     names = list(decks)
     designs = dict(design_masters(EVAL_FAMILY + seed, 100, 0.0))
-    design_q = make_queries(designs, seed=(EVAL_FAMILY + seed, 0xF0), per_turn=1)
+    design_q = make_queries(designs, seed=(EVAL_FAMILY + seed, 0xF0), per_turn=1, crops=EVAL_CROPS)
     for d, name in enumerate(names):
         other = names[(d + 1) % len(names)]
         if other != name:
-            oq = make_queries(decks[other][1], seed=(EVAL_FAMILY + seed, 0xF1, d), per_turn=1)
+            oq = make_queries(decks[other][1], seed=(EVAL_FAMILY + seed, 0xF1, d), per_turn=1, crops=EVAL_CROPS)
             foreign.append(foreign_result(f"{other} crops vs {name} gallery", galleries[name],
                                           _match(embedder, galleries[name], oq)))
         foreign.append(foreign_result(f"random designs vs {name} gallery", galleries[name],

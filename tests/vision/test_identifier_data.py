@@ -1,0 +1,59 @@
+"""The identifier's training crops and its scene measure: slipped edges, and scene cards cut at
+the corners the shipped finder found for them, labelled with the turn those corners imply."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from vision.art.pack import proxy_pack
+from vision.finder import Finder
+from vision.identify import Gallery, Identifier
+from vision.train.augment import MASTER_HEIGHT, MASTER_WIDTH, CropConfig, webcam_crop
+from vision.train.evaluate import _match, scene_queries, score_matches
+
+
+def _framed_master() -> np.ndarray:
+    """Mid grey with a black frame 8 px wide: a slipped edge shows in the frame band."""
+    m = np.full((MASTER_HEIGHT, MASTER_WIDTH, 3), 128, np.uint8)
+    m[:8], m[-8:], m[:, :8], m[:, -8:] = 0, 0, 0, 0
+    return m
+
+
+def _bands(crop: np.ndarray) -> list[float]:
+    """Mean brightness of the outermost two pixels of each side."""
+    return [float(crop[:2].mean()), float(crop[:, -2:].mean()), float(crop[-2:].mean()), float(crop[:, :2].mean())]
+
+
+def test_a_slipped_edge_cuts_the_card_or_shows_the_table() -> None:
+    clean = replace(CropConfig.clean(), min_width=100, max_width=100)
+    slipped = replace(clean, edge_slip_probability=1.0, max_edge_slip=0.2)
+    m = _framed_master()
+    rng = np.random.default_rng(3)
+    assert all(max(_bands(webcam_crop(m, rng, clean))) < 10 for _ in range(10))
+    moved = [max(_bands(webcam_crop(m, rng, slipped))) >= 15 for _ in range(40)]
+    # A slip of under a frame's width leaves the band dark; most slips are wider.
+    assert sum(moved) >= 28
+
+
+@pytest.fixture(scope="module")
+def mattel_gallery() -> Gallery:
+    pack = proxy_pack("minecraft-card-game")
+    return Gallery.from_images({f: pack.image(f) for f in pack.faces}, Identifier(), game=pack.game)
+
+
+def test_scene_cards_cut_at_the_finders_corners_read_with_their_turn(mattel_gallery: Gallery) -> None:
+    scenes = scene_queries("minecraft-card-game", Path("proxy"), seed=404, stills=6, finder=Finder())
+    assert scenes.found is not None
+    assert len(scenes.truth) >= 12
+    # Every card is either cut at the finder's corners or counted as missed.
+    assert len(scenes.found) + scenes.missed <= len(scenes.truth)
+    assert len(scenes.found) >= 0.7 * len(scenes.truth)
+    result = score_matches("found", mattel_gallery, scenes.found,
+                           _match(Identifier(), mattel_gallery, scenes.found))
+    # A wrong turn label (the finder's corner order misread) would halve the face + turn figure.
+    assert result.top1_face >= 0.8
+    assert result.top1 >= result.top1_face - 0.1
