@@ -214,8 +214,9 @@ def match_spread(faces: Sequence[str | None], seen: Sequence[SeenCard]) -> Sprea
 
 
 STUCK_FACTOR = 3
-"""A change pending this many times `pending_frames`, however its reads flickered, is written
-as a desync: the belief is then too far behind for the search to catch up."""
+"""A change pending this many times the pending time (`pending_frames` or `pending_seconds`,
+whichever comes first), however its reads flickered, is written as a desync: the belief is then
+too far behind for the search to catch up."""
 
 _NOT_LACKING = 10**6  # counted for a zone that shows something unexpected
 _BIG = 1000.0  # weight of any pair: more pairs always beat better evidence
@@ -431,6 +432,7 @@ class _Pending:
     time: float
     signature: tuple[tuple[str, tuple[str, ...]], ...]
     first: int  # frame since which something has been pending, however it read
+    first_time: float  # and its time
 
 
 @dataclass(slots=True)
@@ -789,11 +791,18 @@ class Interpreter(Generic[S, M]):
             (z, tuple(c.best.face for c in snapshot.cards(z))) for z in sorted(best.unexplained)
         )
         if self._pending is None or self._pending.signature != signature:
-            first = snapshot.frame if self._pending is None else self._pending.first
-            self._pending = _Pending(
-                frame=snapshot.frame, time=snapshot.time, signature=signature, first=first
+            first, first_time = (
+                (snapshot.frame, snapshot.time) if self._pending is None
+                else (self._pending.first, self._pending.first_time)
             )
-        stuck = snapshot.frame - self._pending.first >= STUCK_FACTOR * cfg.pending_frames
+            self._pending = _Pending(
+                frame=snapshot.frame, time=snapshot.time, signature=signature, first=first,
+                first_time=first_time,
+            )
+        stuck = (
+            snapshot.frame - self._pending.first >= STUCK_FACTOR * cfg.pending_frames
+            or snapshot.time - self._pending.first_time >= STUCK_FACTOR * cfg.pending_seconds
+        )
         if self._within_pending(self._pending.frame, self._pending.time, snapshot) and not stuck:
             return self._waiting(belief, best, alternatives, snapshot)
         # Held long enough: keep the best legal part, then make the belief match the table.

@@ -243,6 +243,20 @@ def test_an_unexplainable_change_is_pending_then_a_desync() -> None:
     assert done.state.areas[1] == ("diamond-3",)
 
 
+def test_a_change_that_keeps_reading_differently_is_a_desync_after_three_pending_times() -> None:
+    # Each new read restarts the pending wait; the change is still written as a desync once it
+    # has been pending three times the pending time, counted in seconds at a low frame rate too.
+    state = GAME.initial_state(players=2, seed=3)
+    odd = [GAME.apply(state, TableChange(player=1, zone="player-2", cards=(card,))).state
+           for card in ("diamond-3", "diamond-2")]
+    interp: Interpreter[Any, Any] = Interpreter(GAME, InterpretConfig(pending_frames=10_000, pending_seconds=2.0))
+    for k in range(6):  # a read every second (30 frames), flickering between two cards
+        assert interp.observe(state, render(odd[k % 2], frame=30 * k)).pending
+    done = interp.observe(state, render(odd[0], frame=180))
+    assert done.desync and not done.pending
+    assert done.state.areas[1] == ("diamond-3",)
+
+
 def test_an_unsettled_zone_is_ignored() -> None:
     state = GAME.initial_state(players=2, seed=3)
     after = GAME.apply(state, Reserve(player=1, pile=2)).state
