@@ -11,7 +11,8 @@ corners do where a card's border fades into the cloth, a pile's side shows under
 or a neighbour's edge is taken for the card's own), a low resolution (the card `min_width` to
 `max_width` pixels wide; the preprocessing enlarges it again), defocus, motion and Gaussian
 blur, white balance, brightness, contrast and gamma shifts, sensor noise and JPEG. The same
-function makes training batches and evaluation crops; only the seeds differ.
+function makes training batches and evaluation crops; the seeds differ, and the evaluation
+leaves out the slipped edges and the smallest cards (`EVAL_CROPS`).
 `sibling` makes a near-copy of a design with one small local change (a mark, a numeral, a
 bar, a recoloured region), the kind of difference that separates two faces of one real deck.
 """
@@ -34,7 +35,8 @@ _SKIN = ((205, 224, 255), (163, 190, 234), (120, 160, 210), (70, 110, 160), (45,
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class CropConfig:
-    """How hard `webcam_crop` spoils a card (defaults: the training and evaluation mix)."""
+    """How hard `webcam_crop` spoils a card (defaults: the training mix; `EVAL_CROPS` is the
+    accuracy report's)."""
 
     corner_jitter: float = 0.03
     edge_slip_probability: float = 0.3
@@ -55,8 +57,8 @@ class CropConfig:
     @classmethod
     def clean(cls) -> CropConfig:
         """No effect at all except the resize (for tests and gallery views)."""
-        return cls(corner_jitter=0.0, edge_slip_probability=0.0, occlusion_probability=0.0, glare_probability=0.0,
-                   blur_probability=0.0, defocus_probability=0.0, motion_probability=0.0,
+        return cls(corner_jitter=0.0, edge_slip_probability=0.0, occlusion_probability=0.0,
+                   glare_probability=0.0, blur_probability=0.0, defocus_probability=0.0, motion_probability=0.0,
                    noise_probability=0.0, jpeg_probability=0.0, colour_probability=0.0,
                    light_probability=0.0)
 

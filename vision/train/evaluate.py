@@ -3,13 +3,13 @@
 For every deck (the proxy art of each game, and an enrolled pack of the real Minecraft:
 Explorers scans) the gallery is built from the pack images exactly as at run time
 (`vision.identify.Gallery`), and each face is queried, as printed and turned 180°, with crops
-from `vision.train.augment.webcam_crop` (the `EVAL_CROPS` mix) drawn from evaluation seeds that
-training and calibration never use. Where the scene renderer is available, cards are also cut out of
-rendered table scenes with their true corners (rolled by a random quarter turn, as an
-uninformed corner order would be, so that the landscape rule and the 180° reading are
+from `vision.train.augment.webcam_crop` (the `EVAL_CROPS` mix) drawn from evaluation seeds
+that training and calibration never use. Where the scene renderer is available, cards are also
+cut out of rendered table scenes with their true corners (rolled by a random quarter turn, as
+an uninformed corner order would be, so that the landscape rule and the 180° reading are
 exercised), and, with a finder, at the corners the finder found for them (what the tracker
-crops, corner errors included). A crop counts as right when the best candidate is its face, and, for a face whose
-orientation can be seen, its turn as well. The report also lists the worst confusions, how
+crops, corner errors included). A crop counts as right when the best candidate is its face,
+and, for a face whose orientation can be seen, its turn as well. The report also lists the worst confusions, how
 often a correct crop is flagged unknown, and how faces of a deck absent from the gallery score.
 Every number is on synthetic or rendered crops, never on camera footage.
 """
