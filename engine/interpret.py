@@ -652,17 +652,22 @@ class Interpreter(Generic[S, M]):
             self._confirm = snapshot.frame
         return snapshot.frame - self._confirm < cfg.confirm_frames
 
+    def _acceptable(self, node: _Node[S, M]) -> bool:
+        """Whether `node` may be taken: it explains everything, or all but a card or two not
+        seen this time (`lacking_cards`)."""
+        return node.explains or (bool(node.moves) and 0 < node.lacking <= self.config.lacking_cards)
+
     def _ambiguous(self, nodes: list[_Node[S, M]], best: _Node[S, M], snapshot: TableSnapshot) -> bool:
-        """Whether to hold `best` (`hold_seconds`): a rival full explanation scores within
-        `confirm_margin` and leaves the game in another state (what tells them apart, if
-        anything, is not read well enough: a deck's height). Holding keeps `best`, to take
-        when the hold has lasted `hold_seconds` or the table moves on in a way it cannot
-        explain along with it (see `observe`)."""
+        """Whether to hold `best` (`hold_seconds`): a rival explanation that may be taken as
+        well (`_acceptable`) scores within `confirm_margin` and leaves the game in another
+        state (what tells them apart, if anything, is not read well enough: a deck's height).
+        Holding keeps `best`, to take when the hold has lasted `hold_seconds` or the table
+        moves on in a way it cannot explain along with it (see `observe`)."""
         cfg = self.config
         rival = next(
             (
-                n for n in nodes[1:]
-                if n.explains and best.score - n.score < cfg.confirm_margin
+                n for n in nodes
+                if n is not best and self._acceptable(n) and best.score - n.score < cfg.confirm_margin
                 and _key(n.state) != _key(best.state)
             ),
             None,
@@ -747,7 +752,7 @@ class Interpreter(Generic[S, M]):
                 moves=(), score=root.score, state=belief, alternatives=(), frame=snapshot.frame
             )
         if self._hold is not None and (
-            not best.explains or snapshot.time - self._hold[0] >= cfg.hold_seconds
+            not self._acceptable(best) or snapshot.time - self._hold[0] >= cfg.hold_seconds
         ):
             # The hold ran out, or the table moved on in a way the held change cannot explain
             # along with it: take the held change (read from the fullest view of it) now and
@@ -774,9 +779,12 @@ class Interpreter(Generic[S, M]):
             # The best full explanation, or one within an unseen card of the best: the table
             # as read.
             best = explaining
-        if best.explains or (best.moves and 0 < best.lacking <= cfg.lacking_cards):
+        if self._acceptable(best):
             # Everything explained, or all but a card or two not seen this time (a glare, a
             # finder miss): take the moves; those cards are checked again in the next reads.
+            # Unless a rival leaving another state fits as well: then hold, as above.
+            if not best.explains and self._ambiguous(nodes, best, snapshot):
+                return self._waiting(belief, best, alternatives, snapshot)
             self._pending = None
             return Interpretation(
                 moves=best.moves,

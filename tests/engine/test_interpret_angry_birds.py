@@ -163,6 +163,31 @@ def test_an_unseen_collector_is_held_until_the_winner_builds() -> None:
     ]
 
 
+def test_an_unseen_collector_is_held_even_while_a_structure_card_is_not_seen() -> None:
+    # As above, in the second round, while player 1's structure card is hidden for a moment (a
+    # hand, a glare): "all but a card not seen" may be taken at once, but not while a rival
+    # collector fits as well.
+    first = (*_LAID, {"player": 1, "move": "name-stat", "stat": "power"}, {"player": 1, "move": "take"},
+             {"player": 1, "move": "build", "cards": ["red-1"]})
+    laid = (*first, {"player": 1, "move": "play", "card": "bomb-3"}, {"player": 2, "move": "play", "card": "stella-2"})
+    before = _state(*laid)  # bomb-3 wins power and aim, stella-2 distance and rarity
+    collected = [{"player": 1, "move": "name-stat", "stat": "rarity"}, {"player": 2, "move": "take"}]
+    seen = _without_deck_heights(_snapshot(_state(*laid, *collected)), 30)
+    zones = {z: cards for z, cards in seen.zones.items() if z != "structure-1"}
+    hidden = TableSnapshot(frame=30, time=1.0, zones={**zones, "structure-1": ()}, counts=seen.counts,
+                           settled=seen.settled)
+    interpreter = Interpreter(GAME, InterpretConfig.for_game(GAME.id))
+    held = interpreter.observe(before, hidden)
+    assert held.pending and held.moves == ()
+    built = _state(*laid, *collected, {"player": 2, "move": "build", "cards": ["bomb-3"]})
+    result = interpreter.observe(before, _without_deck_heights(_snapshot(built), 60))
+    assert not result.pending and not result.desync
+    moves = [GAME.move_to_dict(m) for m in result.moves]
+    # Distance would have named player 2 the winner too: the camera cannot tell which was named.
+    assert moves[0]["move"] == "name-stat" and moves[0]["stat"] in ("distance", "rarity")
+    assert moves[1:] == [collected[1], {"player": 2, "move": "build", "cards": ["bomb-3"]}]
+
+
 def test_a_held_collector_is_taken_when_nothing_tells() -> None:
     before = _state(*_LAID)
     after = _state(*_LAID, {"player": 1, "move": "name-stat", "stat": "power"}, {"player": 1, "move": "take"})
