@@ -26,6 +26,16 @@ DEFAULT_SCANS = REPO_ROOT.parent / "shared" / "decks" / "explorers-scans"
 EVAL_GAMES = ("minecraft-card-game", "minecraft-mk1", "angry-birds-power-cards", "minecraft-explorers")
 
 
+def _fraction(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not 0.0 <= value <= 1.0:
+        raise argparse.ArgumentTypeError(f"expected a number from 0 to 1, got {value}")
+    return value
+
+
 def _positive(text: str) -> int:
     try:
         value = int(text)
@@ -116,6 +126,8 @@ def train_identifier_command(args: argparse.Namespace) -> int:
             "training needs torch, which is an optional extra: `pip install -e .[train]` "
             "(or use --eval-only to measure an existing model)"
         ) from None
+    from dataclasses import replace
+
     from vision.train.data import PoolConfig, cache_root
     from vision.train.identifier import TrainConfig, train_identifier
 
@@ -127,6 +139,7 @@ def train_identifier_command(args: argparse.Namespace) -> int:
         workers=args.workers,
         checkpoint_every=args.checkpoint_every,
         pool=PoolConfig(designs=args.designs),
+        crops=replace(default.crops, edge_slip_probability=args.edge_slip, min_width=args.min_width),
     )
     work = Path(args.work) if args.work else cache_root() / f"identifier-seed{args.seed}"
     start = time.perf_counter()
@@ -238,6 +251,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     ident.add_argument("--steps", type=_positive, default=None, help="training steps (default 2400)")
     ident.add_argument("--batch", type=_positive, default=128)
     ident.add_argument("--designs", type=_positive, default=2000, help="random designs in the training pool")
+    ident.add_argument("--edge-slip", type=_fraction, default=0.3,
+                       help="share of training crops with one edge slipped in or out (default 0.3)")
+    ident.add_argument("--min-width", type=_positive, default=24,
+                       help="narrowest training card in pixels (default 24)")
     ident.add_argument("--resume", default=None, help="checkpoint to continue from (WORK/checkpoint.pt)")
     ident.add_argument("--work", default=None, help="folder for checkpoints and the log (default ~/.cache/cardtrack/train/identifier-seedN)")
     ident.add_argument("--checkpoint-every", type=_positive, default=250)
