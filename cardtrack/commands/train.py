@@ -16,6 +16,7 @@ import json
 import os
 import tempfile
 import time
+from dataclasses import replace
 from pathlib import Path
 
 from vision.finder import DEFAULT_MODEL as FINDER_MODEL
@@ -126,8 +127,6 @@ def train_identifier_command(args: argparse.Namespace) -> int:
             "training needs torch, which is an optional extra: `pip install -e .[train]` "
             "(or use --eval-only to measure an existing model)"
         ) from None
-    from dataclasses import replace
-
     from vision.train.data import PoolConfig, cache_root
     from vision.train.identifier import TrainConfig, train_identifier
 
@@ -139,7 +138,11 @@ def train_identifier_command(args: argparse.Namespace) -> int:
         workers=args.workers,
         checkpoint_every=args.checkpoint_every,
         pool=PoolConfig(designs=args.designs),
-        crops=replace(default.crops, edge_slip_probability=args.edge_slip, min_width=args.min_width),
+        crops=replace(
+            default.crops,
+            edge_slip_probability=default.crops.edge_slip_probability if args.edge_slip is None else args.edge_slip,
+            min_width=args.min_width or default.crops.min_width,
+        ),
     )
     work = Path(args.work) if args.work else cache_root() / f"identifier-seed{args.seed}"
     start = time.perf_counter()
@@ -251,10 +254,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     ident.add_argument("--steps", type=_positive, default=None, help="training steps (default 2400)")
     ident.add_argument("--batch", type=_positive, default=128)
     ident.add_argument("--designs", type=_positive, default=2000, help="random designs in the training pool")
-    ident.add_argument("--edge-slip", type=_fraction, default=0.3,
-                       help="share of training crops with one edge slipped in or out (default 0.3)")
-    ident.add_argument("--min-width", type=_positive, default=24,
-                       help="narrowest training card in pixels (default 24)")
+    ident.add_argument("--edge-slip", type=_fraction, default=None,
+                       help="share of training crops with one edge slipped in or out (default: the training mix's)")
+    ident.add_argument("--min-width", type=_positive, default=None,
+                       help="narrowest training card in pixels (default: the training mix's)")
     ident.add_argument("--resume", default=None, help="checkpoint to continue from (WORK/checkpoint.pt)")
     ident.add_argument("--work", default=None, help="folder for checkpoints and the log (default ~/.cache/cardtrack/train/identifier-seedN)")
     ident.add_argument("--checkpoint-every", type=_positive, default=250)
