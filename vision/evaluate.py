@@ -820,7 +820,10 @@ class Tally:
             self.corner_pct.add(e / max(card_width(quads[j]), 1e-6) * 100.0)
 
     def add_identify(self, corners: np.ndarray, answers: Sequence[Sequence[FaceCandidate]], truth: FrameTruth) -> None:
-        """One identifier call in an annotated frame: each crop against the card it shows."""
+        """One identifier call in an annotated frame: each crop against the card it shows. A card
+        cut both ways (its shape did not tell which side is long) counts once, by the answer the
+        pipeline kept: the better one."""
+        corners, answers = _kept_answers(np.asarray(corners, np.float32).reshape(-1, 4, 2), answers)
         quads, visible = _visible_cards(truth)
         iou = iou_matrix(corners, quads) if len(corners) and len(quads) else np.zeros((len(corners), len(quads)))
         for i, answer in enumerate(answers):
@@ -1000,6 +1003,26 @@ def _visible_cards(truth: FrameTruth) -> tuple[np.ndarray, np.ndarray]:
 
 def _faces(truth: FrameTruth) -> list[str]:
     return [c.face for c in truth.cards if c.visible > 0.0]
+
+
+def _kept_answers(corners: np.ndarray, answers: Sequence[Sequence[FaceCandidate]]
+                  ) -> tuple[np.ndarray, list[Sequence[FaceCandidate]]]:
+    """One answer per card of an identifier call: of crops cut at the same corners, the answer
+    `vision.pipeline.identify_tracks` keeps (the first whose best score is highest)."""
+    kept: dict[bytes, int] = {}
+    rows: list[int] = []
+    best: list[Sequence[FaceCandidate]] = []
+    for i, answer in enumerate(answers):
+        key = corners[i].tobytes()
+        if key not in kept:
+            kept[key] = len(rows)
+            rows.append(i)
+            best.append(answer)
+            continue
+        k = kept[key]
+        if answer and (not best[k] or answer[0].score > best[k][0].score):
+            best[k] = answer
+    return corners[rows], best
 
 
 def _best_card(iou_row: np.ndarray, visible: np.ndarray) -> int | None:

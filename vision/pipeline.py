@@ -23,6 +23,7 @@ doubles that read the answers from a truth file; never for play). `profile_from_
 from __future__ import annotations
 
 import bisect
+import math
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -53,6 +54,7 @@ from vision.tracker import (
     CardTracker,
     IdentifyReason,
     IdentifyRequest,
+    TableMap,
     Track,
     TrackerConfig,
     TrackUpdate,
@@ -221,13 +223,59 @@ def track_cards(tracker: CardTracker, detections: Detections, image: np.ndarray,
     return tracker.update(detections, image=image, frame_index=frame_index)
 
 
-def crop_card(image: np.ndarray, corners: np.ndarray) -> np.ndarray:
+SHAPE_RATIO = 1.15
+"""Long side over short side from which a quad's shape says which of its sides is long (a
+card's is 1.3 to 1.4 lying flat; corner errors of a few percent stay well below this)."""
+
+
+def _edge_pairs(q: np.ndarray) -> tuple[float, float]:
+    """Mean length of the first and third edges of a quad, and of the second and fourth."""
+    edges = np.linalg.norm(np.roll(q, -1, axis=0) - q, axis=1)
+    return float(edges[0] + edges[2]) / 2.0, float(edges[1] + edges[3]) / 2.0
+
+
+def _short_first(sides: tuple[float, float]) -> tuple[bool, float]:
+    """Whether the first edge is the short one, and how clearly (log of long over short)."""
+    first, second = sides
+    if not (first > 0 and second > 0 and math.isfinite(first) and math.isfinite(second)):
+        return True, 0.0
+    return first <= second, abs(math.log(second / first))
+
+
+def crop_shapes(corners: np.ndarray, to_table: TableMap | None = None) -> tuple[bool, ...]:
+    """The ways to cut a card (True: its first edge is the short side, a portrait crop), the
+    likelier first; two when its shape does not tell.
+
+    The finder's corners start at any corner, so which edge is short decides whether the card
+    is read upright or a quarter turned, which the identifier takes for no card at all. In the
+    image that can go either way for a card far from the camera: foreshortened, a portrait card
+    can look as wide as it is tall, or wider. With `to_table` (image pixels to table
+    millimetres) the edges are measured on the table, where a card lying flat keeps its shape:
+    that decides, unless the image says otherwise as clearly or the table shape is not clear
+    either (a card standing in a holder, which the table plane stretches), and then both cuts
+    are tried, the clearer measure's first."""
+    q = np.asarray(corners, np.float64).reshape(4, 2)
+    image_way, image_clear = _short_first(_edge_pairs(q))
+    if to_table is None:
+        return (image_way,)
+    flat = np.asarray(to_table(q), np.float64).reshape(4, 2)
+    table_way, table_clear = _short_first(_edge_pairs(flat))
+    clear = math.log(SHAPE_RATIO)
+    if table_clear >= clear and (image_way == table_way or image_clear < clear):
+        return (table_way,)
+    first = table_way if table_clear >= image_clear else image_way
+    return (first, not first)
+
+
+def crop_card(image: np.ndarray, corners: np.ndarray, to_table: TableMap | None = None,
+              *, short_first: bool | None = None) -> np.ndarray:
     """A card rectified from its four corners at the identifier's input size: portrait when
-    its first edge is the short one, landscape otherwise (the identifier turns it upright)."""
+    its first edge is the short one, landscape otherwise (the identifier turns it upright).
+    Which edge is short is `short_first`, or else the likelier way of `crop_shapes`."""
     q = np.asarray(corners, np.float32).reshape(4, 2)
-    first = float(np.linalg.norm(q[1] - q[0]))
-    second = float(np.linalg.norm(q[2] - q[1]))
-    width, height = (INPUT_WIDTH, INPUT_HEIGHT) if first <= second else (INPUT_HEIGHT, INPUT_WIDTH)
+    if short_first is None:
+        short_first = crop_shapes(q, to_table)[0]
+    width, height = (INPUT_WIDTH, INPUT_HEIGHT) if short_first else (INPUT_HEIGHT, INPUT_WIDTH)
     return rectify(image, q, width=width, height=height)
 
 
@@ -276,10 +324,13 @@ def identify_tracks(
     config: PipelineConfig,
     refresh: Sequence[IdentifyRequest] = (),
     refiner: Any = None,
+    to_table: TableMap | None = None,
 ) -> int:
     """Stage `identify`: crop, identify and record the tracks that need it and the `refresh`
     ones; returns how many were identified (an unknown crop is left for the next frame).
-    With a `refiner` (`vision.corners.CornerRefiner`) the corners are refined first.
+    With a `refiner` (`vision.corners.CornerRefiner`) the corners are refined first; with
+    `to_table` (image pixels to table millimetres) each card's shape is measured on the table,
+    to cut it upright (`crop_shapes`).
     A refreshed card's reading is recorded `settle_rereads` times, so that it outweighs what
     was known of the card before."""
     asked = identify_requests(tracker.tracks_needing_identification(), config.max_identify_per_frame)
@@ -291,13 +342,25 @@ def identify_tracks(
     corners = np.stack([np.asarray(r.corners, np.float32) for r in requests])
     if refiner is not None and config.refine_crops:
         corners = np.asarray(refiner.refine(image, corners), np.float32)
-    crops = [crop_card(image, c) for c in corners]
-    results = identifier.identify(crops, corners=corners, frame_index=frame_index)
-    if len(results) != len(requests):
+    # One crop per card, and a second one turned a quarter for a card whose shape does not
+    # tell which way it lies (`crop_shapes`): the identifier's better answer is kept.
+    owner: list[int] = []
+    crops: list[np.ndarray] = []
+    for i, c in enumerate(corners):
+        for way in crop_shapes(c, to_table):
+            owner.append(i)
+            crops.append(crop_card(image, c, short_first=way))
+    cut = corners[owner]
+    answers = identifier.identify(crops, corners=cut, frame_index=frame_index)
+    if len(answers) != len(crops):
         raise PipelineError(
-            f"the card identifier answered {len(results)} crops out of {len(requests)}; it must "
+            f"the card identifier answered {len(answers)} crops out of {len(crops)}; it must "
             "return one candidate list per crop"
         )
+    results: list[tuple[FaceCandidate, ...]] = [() for _ in requests]
+    for i, answer in zip(owner, answers, strict=True):
+        if answer and (not results[i] or answer[0].score > results[i][0].score):
+            results[i] = tuple(answer)
     done = 0
     for request, candidates in zip(requests, results, strict=True):
         if not candidates:
@@ -575,7 +638,8 @@ class Pipeline:
                 before = self.tracker.tracks
                 placed = zone_cards(self.layout, before, cfg)
                 refresh = refresh_requests(before, placed, settle.changed_since_last_settle)
-            identify_tracks(self.tracker, self.identifier, image, index, cfg, refresh, self.corner_refiner)
+            identify_tracks(self.tracker, self.identifier, image, index, cfg, refresh, self.corner_refiner,
+                            self._to_table)
         tracks = self.tracker.tracks
         with timed("zones"):
             contents = zone_cards(self.layout, tracks, cfg)

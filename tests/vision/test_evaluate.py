@@ -141,6 +141,20 @@ def hand_tally() -> Tally:
     return tally
 
 
+def test_a_card_cut_both_ways_counts_once_by_its_better_answer() -> None:
+    truth = frame_of([("wood-1", box(0, 0, 100, 140), 1.0), ("iron-1", box(200, 0, 300, 140), 1.0)])
+    quads = np.array([box(0, 0, 100, 140), box(0, 0, 100, 140), box(200, 0, 300, 140),
+                      box(200, 0, 300, 140)], np.float32)
+    answers = [(), (FaceCandidate(face="wood-1", rotated_180=False, score=0.9),),
+               (FaceCandidate(face="iron-1", rotated_180=False, score=0.8),),
+               (FaceCandidate(face="gold-1", rotated_180=False, score=0.4),)]
+    tally = Tally()
+    tally.clips = 1
+    tally.add_identify(quads, answers, truth)
+    ident = tally.figures()["identifier"]
+    assert (ident["scored"], ident["correct"], ident["unknown"]) == (2, 2, 0)
+
+
 def test_tally_figures_match_the_hand_computation() -> None:
     f = hand_tally().figures()
     finder = f["finder"]

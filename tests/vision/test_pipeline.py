@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import threading
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -36,8 +37,10 @@ from vision.pipeline import (
     TruthOracleFinder,
     TruthOracleIdentifier,
     crop_card,
+    crop_shapes,
     hand_dwell,
     identify_requests,
+    identify_tracks,
     merge_candidates,
     move_key,
     profile_from_truth,
@@ -47,7 +50,7 @@ from vision.pipeline import (
 from vision.settle import SettleState
 from vision.synth.truth import Truth, load_truth
 from vision.timing import StageTimer
-from vision.tracker import IdentifyReason, IdentifyRequest, Track, TrackerConfig
+from vision.tracker import CardTracker, IdentifyReason, IdentifyRequest, Track, TrackerConfig
 from vision.zoning import ZoneContents, ZoningConfig, ZoningError, assign_cards, zone_ids
 
 REPO = Path(__file__).resolve().parents[2]
@@ -126,6 +129,66 @@ def test_a_card_crop_is_portrait_or_landscape_by_its_first_edge() -> None:
     portrait = np.array([[10, 10], [73, 10], [73, 98], [10, 98]], np.float32)
     assert crop_card(image, portrait).shape == (112, 80, 3)
     assert crop_card(image, portrait[[1, 2, 3, 0]]).shape == (80, 112, 3)
+
+
+def _squeezed(factor: float) -> Callable[[np.ndarray], np.ndarray]:
+    """Image pixels to table millimetres for a camera that shows table y `factor` as long."""
+
+    def to_table(points: np.ndarray) -> np.ndarray:
+        return np.asarray(points, np.float64) * np.array([1.0, 1.0 / factor])
+
+    return to_table
+
+
+def test_a_far_card_as_tall_as_wide_in_the_image_is_cut_upright_by_its_shape_on_the_table() -> None:
+    # Seen from a low angle a portrait card 63 x 88 mm lying flat shows 63 x 63 px: the image
+    # cannot tell which side is long, the table can, whichever corner the finder starts at.
+    image = np.zeros((200, 300, 3), np.uint8)
+    image[40:72, 50:113] = (0, 0, 255)  # the card's far half red
+    image[72:103, 50:113] = (255, 0, 0)  # its near half blue
+    to_table = _squeezed(63 / 88)
+    card = np.array([[50, 40], [113, 40], [113, 103], [50, 103]], np.float32)
+    assert crop_shapes(card, to_table) == (True,)
+    assert crop_shapes(card[[1, 2, 3, 0]], to_table) == (False,)
+    upright = crop_card(image, card, to_table)
+    assert upright.shape == (112, 80, 3)
+    assert upright[10, 40, 2] > 200 and upright[100, 40, 0] > 200  # red on top, blue below
+    assert crop_card(image, card[[1, 2, 3, 0]], to_table).shape == (80, 112, 3)
+
+
+def test_a_card_whose_image_and_table_shapes_disagree_is_cut_both_ways() -> None:
+    # Squeezed to half, a flat portrait card looks clearly landscape in the image (63 x 44 px);
+    # a card standing in a holder looks portrait in the image and square on the table.
+    flat = np.array([[50, 40], [113, 40], [113, 84], [50, 84]], np.float32)
+    assert set(crop_shapes(flat, _squeezed(0.5))) == {True, False}
+    standing = np.array([[50, 40], [113, 40], [113, 128], [50, 128]], np.float32)
+    assert crop_shapes(standing, _squeezed(1.4)) == (True, False)  # the image's way first
+    assert crop_shapes(standing) == (True,)  # without the table: the image alone
+
+
+def test_a_card_the_identifier_reads_only_turned_a_quarter_is_identified() -> None:
+    class PortraitOnly:
+        """Knows the card only when it is cut portrait."""
+
+        def __init__(self) -> None:
+            self.shapes: list[tuple[int, ...]] = []
+
+        def identify(self, crops: Sequence[np.ndarray], *, corners: np.ndarray,
+                     frame_index: int) -> list[tuple[FaceCandidate, ...]]:
+            self.shapes += [c.shape for c in crops]
+            return [(FaceCandidate(face="wood-1", rotated_180=False, score=0.9),)
+                    if c.shape[0] > c.shape[1] else () for c in crops]
+
+    image = np.zeros((200, 300, 3), np.uint8)
+    flat = np.array([[113, 40], [113, 84], [50, 84], [50, 40]], np.float32)  # long edge first
+    tracker = CardTracker(TrackerConfig(frames_to_confirm=1))
+    detections = Detections(corners=flat[None], scores=np.array([0.9], np.float32))
+    tracker.update(detections, image=image, frame_index=0)
+    identifier = PortraitOnly()
+    done = identify_tracks(tracker, identifier, image, 0, PipelineConfig(), to_table=_squeezed(0.5))
+    assert done == 1
+    assert sorted(identifier.shapes) == [(80, 112, 3), (112, 80, 3)]
+    assert tracker.tracks[0].face == "wood-1"
 
 
 def test_candidates_merge_both_turns_and_requests_put_new_cards_first() -> None:
