@@ -1653,14 +1653,62 @@ class AngryBirdsPowerCards:
                 f"table-change: unknown zone {zone!r}; zones are deck-N, battle-N, "
                 "structure-N and pot"
             )
-        pool = Counter(w.unseen)
-        pool.update(c for c in old if c is not None)
+        held = Counter(c for c in old if c is not None)
+        left = held - Counter(cards)  # cards the zone held and holds no more
+        pool = Counter(w.unseen) + held
         for c in cards:
-            if pool[c] > 0:
-                pool[c] -= 1
-            else:
+            pool[c] -= 1
+        for c in [c for c in cards if pool[c] < 0]:
+            pool[c] += 1
+            if not self._take_believed(w, c, zone, pool, left):
                 w.warn(Code.IMPOSSIBLE_CARD, f"{c} is on the table more often than the deck holds it")
+        if kind == "structure":
+            # Parts believed built that are not: unused won cards, which go under the deck.
+            for c in sorted(left.elements()):
+                if pool[c] > 0 and not self._anywhere(w, c):
+                    pool[c] -= 1
+                    w.decks[int(num) - 1].append(c)
         w.unseen = sorted(pool.elements())
+
+    @staticmethod
+    def _anywhere(w: _Work, card: str) -> bool:
+        """Whether a card lies in some deck, battle slot, structure or the pot."""
+        return card in w.pot or any(
+            card in w.decks[i] or card in w.battle[i] or card in w.structure_cards(i + 1)
+            for i in range(w.players)
+        )
+
+    def _take_believed(
+        self, w: _Work, card: str, zone: str, pool: Counter[str], left: Counter[str]
+    ) -> bool:
+        """A card set in `zone` by a `table-change` that the belief holds where nobody sees its
+        face (a deck, a structure, the pot): the belief was wrong, the card is taken from there.
+        In a deck, a card the zone held and holds no more (`left`) takes its place: the two were
+        mistaken for each other. False when the card is nowhere to be taken: face up in a
+        battle slot, or in the zone itself."""
+        for p in range(1, w.players + 1):
+            deck = w.decks[p - 1]
+            if zone == f"deck-{p}" or card not in deck:
+                continue
+            index = deck.index(card)
+            swap = min((c for c in left.elements() if not self._anywhere(w, c)), default=None)
+            if swap is None:
+                self._remove_from_deck(w, p, index)
+            else:
+                deck[index] = swap
+                left[swap] -= 1
+                pool[swap] -= 1
+            return True
+        if zone != "pot" and card in w.pot:
+            w.pot.remove(card)
+            return True
+        for p in range(1, w.players + 1):
+            if zone != f"structure-{p}" and card in w.structure_cards(p):
+                self._remove_from_structures(w, card)
+                if card == w.pig:
+                    w.pig = None
+                return True
+        return False
 
     # -- reading a state ------------------------------------------------------------------------
 

@@ -152,15 +152,49 @@ class AbInterpreter:
     def corrections(
         self, state: AbState, snapshot: TableSnapshot, zones: Iterable[str]
     ) -> tuple[AbMove, ...]:
-        """`table-change` moves for the battle slots, whose faces name their cards. Decks, the
-        pot and structures show backs, which do not tell the cards: they stay as believed."""
+        """`table-change` moves that make the belief show what the camera sees in `zones`.
+
+        A battle slot's faces name its cards. A structure shows backs only: each back seen is
+        taken for a card with that back, the one believed there if any, else one the builder
+        holds (just won, or in their deck), else one nobody has seen. The pot shows no face:
+        it is set empty when it is seen empty, and left as believed otherwise. Decks stay as
+        believed (their cards are face down, their heights a guess). Left uncorrected, a zone
+        the belief has wrong keeps every later change unexplained, and each waits its pending
+        time, too late for the round it belongs to."""
         out: list[AbMove] = []
         for zone in zones:
+            seen = snapshot.cards(zone)
             if zone.startswith("battle-"):
-                ids = [self.card_of(c.best.face) for c in snapshot.cards(zone)]
+                ids = [self.card_of(c.best.face) for c in seen]
                 out.append(
                     TableChange(
                         player=state.current, zone=zone, cards=tuple(c for c in ids if c)
                     )
                 )
+            elif zone.startswith("structure-"):
+                cards = self._structure_as_seen(state, int(zone.rpartition("-")[2]), seen)
+                if cards is not None:
+                    out.append(TableChange(player=state.current, zone=zone, cards=cards))
+            elif zone == "pot" and not seen and state.pot and not snapshot.counts.get(zone):
+                out.append(TableChange(player=state.current, zone=zone, cards=()))
+        return tuple(out)
+
+    def _structure_as_seen(
+        self, state: AbState, player: int, seen: Iterable[SeenCard]
+    ) -> tuple[str, ...] | None:
+        """Cards for the backs seen on a player's structure, top first (see `corrections`);
+        None when a back seen is no part's back or no card with it is left to take."""
+        i = player - 1
+        pools = [
+            [c for s in reversed(state.structures[i]) for c in reversed(s)],
+            [*state.won, *(c for c in state.decks[i] if c is not None)],
+            list(state.unseen),
+        ]
+        out: list[str] = []
+        for card in seen:
+            back = card.best.face
+            pick = next((c for pool in pools for c in pool if self._back[c] == back and c not in out), None)
+            if pick is None:
+                return None
+            out.append(pick)
         return tuple(out)

@@ -224,6 +224,36 @@ def test_a_held_collector_is_taken_when_the_table_moves_on_unexplained() -> None
     assert GAME.round_result(result.state).cards == {}
 
 
+def test_a_structure_and_pot_believed_wrong_are_set_as_seen_and_the_next_play_is_read_at_once() -> None:
+    # Player 1 won Red 1 and Blues 1 and built Blues 1 (a stone back), but the belief has Red 1
+    # built (wood) and a card in the pot that is not there. Left so, every later change would
+    # stay unexplained until its pending time ran out.
+    won = (*_LAID, {"player": 1, "move": "name-stat", "stat": "power"}, {"player": 1, "move": "take"})
+    real = _state(*won, {"player": 1, "move": "build", "cards": ["blues-1"]})
+    believed = GAME.apply(_state(*won, {"player": 1, "move": "build", "cards": ["red-1"]}),
+                          GAME.parse_move({"player": 2, "move": "table-change", "zone": "pot",
+                                           "cards": ["stella-1"]})).state
+    interpreter = Interpreter(GAME, InterpretConfig.for_game(GAME.id))
+    config = interpreter.config
+    first = interpreter.observe(believed, _snapshot(real, 10))
+    assert first.pending
+    late = round(10 + config.pending_seconds * 30) + 1
+    fixed = interpreter.observe(believed, _snapshot(real, late))
+    assert fixed.desync
+    changes = {m.zone: m.cards for m in fixed.moves if GAME.move_to_dict(m)["move"] == "table-change"}
+    assert changes == {"structure-1": ("blues-1",), "pot": ()}
+    zones = GAME.zones(fixed.state)
+    assert zones["structure-1"] == ("blues-1",) and zones["pot"] == ()
+    # Red 1, believed built, went under player 1's deck with the rest of the cards won.
+    assert zones["deck-1"] == GAME.zones(real)["deck-1"]
+    # The next card laid is read at once.
+    laid = _state(*won, {"player": 1, "move": "build", "cards": ["blues-1"]},
+                  {"player": 1, "move": "play", "card": "bomb-3"})
+    result = interpreter.observe(fixed.state, _snapshot(laid, late + 30))
+    assert not result.pending and not result.desync
+    assert [GAME.move_to_dict(m) for m in result.moves] == [{"player": 1, "move": "play", "card": "bomb-3"}]
+
+
 # Chuck 1 and Red 2 tie under distance and rarity; in the replay Chuck 2 wins distance, Hal 1
 # rarity.
 UNHEARD = {"deck-1": ["chuck-1", "hal-1", "red-1"], "deck-2": ["red-2", "chuck-2", "bomb-1"]}
