@@ -637,15 +637,26 @@ def truth_rounds(ruleset: Any, opening: Any, truth: Truth) -> list[tuple[int, Ro
 def score_rounds(
     rounds: Sequence[tuple[int, RoundCall]], readings: Sequence[tuple[int, Any]]
 ) -> list[dict[str, Any]]:
-    """Each truth round against the referee's reading in force when its cards were collected
-    (`readings`: (frame, `round_result` of the belief) after every frame that changed it, in
-    order): right when the same cards are read and the announced outcome is the real one."""
+    """Each truth round against the referee's call when its cards were collected (`readings`:
+    (frame, `round_result` of the belief) after every frame that changed it, in order): right
+    when the same cards are read and the announced outcome is the real one.
+
+    The call is the last outcome announced since the previous round was collected, up to the
+    frame of the move that collects this one. The truth gives that move the frame its last card
+    is picked up on; the pipeline may have read the collection as it began, with a card or two
+    still on the table, and then the overlay has already gone on to the next round: what it
+    announced before then is what the players saw."""
     out: list[dict[str, Any]] = []
     k = -1
     for frame, real in rounds:
+        start = k
         while k + 1 < len(readings) and readings[k + 1][0] <= frame:
             k += 1
-        call = _call_of(readings[k][1], real.stat) if k >= 0 else None
+        call = None
+        for j in range(k, start, -1):
+            call = _call_of(readings[j][1], real.stat)
+            if call is not None:
+                break
         right = (call is not None and dict(call.cards) == dict(real.cards)
                  and (call.winner, call.tied) == (real.winner, real.tied))
         says = call.describe() if call else "nothing announced"

@@ -435,3 +435,11 @@ def test_each_collected_round_is_scored_by_the_call_on_the_table_when_it_was_col
     other = {"player": 2, "move": "play", "card": "stella-2"}
     wrong = score_rounds(rounds, [(-1, after()), (22, after(played[0][1], other))])
     assert not wrong[0]["right"] and wrong[0]["called"]["cards"] == {"1": "red-1", "2": "stella-2"}
+    # The collection read as it began (frame 35), before the truth's last card was picked up
+    # (frame 40): what the overlay announced until then counts.
+    taken = after(played[0][1], played[1][1], played[2][1], played[3][1])
+    early = score_rounds(rounds, [(-1, after()), (22, laid), (35, taken)])
+    assert early[0]["right"] and early[0]["says"] == "stat not named: player 1 wins"
+    # Announced only after the cards were collected: nothing announced in time.
+    after_it = score_rounds(rounds, [(-1, after()), (12, after(played[0][1])), (35, taken), (45, laid)])
+    assert not after_it[0]["right"] and after_it[0]["says"] == "nothing announced"
