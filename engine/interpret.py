@@ -153,6 +153,10 @@ class SpreadMatch:
     extra: tuple[int, ...]  # seen cards no expected card fits
 
 
+# One face against one card: the two ways it can end (see `match_spread`).
+_ONE_PAIR = SpreadMatch(pairs=((0, 0),), missing=(), extra=())
+_NO_PAIR = SpreadMatch(pairs=(), missing=(0,), extra=(0,))
+
 WEAK_RATIO = 0.1
 """A candidate scored under this fraction of a card's best is no evidence for that face:
 otherwise an explanation could pick any face from the identifier's long tail."""
@@ -173,6 +177,11 @@ def match_spread(faces: Sequence[str | None], seen: Sequence[SeenCard]) -> Sprea
     A known face pairs only with a card listing it among its candidates; an unknown face
     (`None`) pairs with any card no known face needs.
     """
+    if len(faces) == 1 and len(seen) == 1:
+        # One face against one card (a pile's top, most often): they pair when the card may
+        # show the face, as the general pairing below would find.
+        face = faces[0]
+        return _ONE_PAIR if face is None or _log_ratio(seen[0], face) is not None else _NO_PAIR
     pairs: list[tuple[int, int]] = []
     used_j: set[int] = set()
     # A card whose first candidate is an expected face, and that lists no other expected
@@ -224,6 +233,26 @@ _UNKNOWN_COST = 50.0  # an unknown face takes a card only when no known face nee
 
 
 def _assign(weight: Sequence[Sequence[float | None]]) -> list[tuple[int, int]]:
+    """Maximum-weight assignment of rows to columns (None: not allowed), unassigned allowed.
+
+    A single row or a single column (most often one face against one card) needs no search:
+    its first entry of greatest weight is paired, unless that weight is negative, which is
+    the pair `_hungarian` settles on (it takes the first strictly better entry as it scans,
+    and nothing else competes for it). Larger matrices go to `_hungarian`.
+    """
+    if len(weight) == 1 or (weight and len(weight[0]) == 1):
+        entries = weight[0] if len(weight) == 1 else [row[0] for row in weight]
+        best, best_w = -1, 0.0
+        for k, w in enumerate(entries):
+            if w is not None and (best < 0 or w > best_w):
+                best, best_w = k, w
+        if best < 0 or best_w < 0:
+            return []
+        return [(0, best)] if len(weight) == 1 else [(best, 0)]
+    return _hungarian(weight)
+
+
+def _hungarian(weight: Sequence[Sequence[float | None]]) -> list[tuple[int, int]]:
     """Maximum-weight assignment of rows to columns (None: not allowed), unassigned allowed.
 
     Hungarian algorithm (shortest augmenting paths with potentials) on the square matrix
@@ -435,6 +464,48 @@ class _Pending:
     first_time: float  # and its time
 
 
+class _ZoneFits:
+    """The fits of one settled zone worked out so far in a search, by expected look.
+
+    Most states of a search share most zones' looks, often as the very same object (a game
+    may make each look once): such a look is found by its identity before it is hashed, and
+    the entry keeps it alive, so that no other object can take its address meanwhile.
+    """
+
+    __slots__ = ("by_id", "by_look", "count", "seen")
+
+    def __init__(self, seen: Sequence[SeenCard], count: int | None) -> None:
+        self.seen = seen
+        self.count = count
+        self.by_id: dict[int, tuple[ExpectedZone, ZoneFit]] = {}
+        self.by_look: dict[ExpectedZone, ZoneFit] = {}
+
+    def add(self, expected: ExpectedZone, config: InterpretConfig) -> ZoneFit:
+        """`fit_zone` of `expected` against this zone, for a look not found by its identity
+        in `by_id` (the search looks there first): found by value, or worked out once, then
+        kept under this object as well."""
+        fit = self.by_look.get(expected)
+        if fit is None:
+            fit = fit_zone(expected, self.seen, self.count, config)
+            self.by_look[expected] = fit
+        self.by_id[id(expected)] = (expected, fit)
+        return fit
+
+
+class _Reading:
+    """A snapshot as one search reads it: its settled zones, in the order their scores are
+    summed, each with its seen cards, its count and the fits found so far (`_ZoneFits`)."""
+
+    __slots__ = ("snapshot", "zones")
+
+    def __init__(self, snapshot: TableSnapshot) -> None:
+        self.snapshot = snapshot
+        self.zones = tuple(
+            (zone, _ZoneFits(snapshot.cards(zone), snapshot.counts.get(zone)))
+            for zone in snapshot.settled
+        )
+
+
 @dataclass(slots=True)
 class _Node(Generic[S, M]):
     moves: tuple[M, ...]
@@ -498,8 +569,7 @@ class Interpreter(Generic[S, M]):
         moves: tuple[M, ...],
         warnings: int,
         depth: int,
-        snapshot: TableSnapshot,
-        cache: dict[tuple[str, ExpectedZone], ZoneFit],
+        reading: _Reading,
         before: Mapping[str, ExpectedZone] | None = None,
         unread: Sequence[str] | None = None,
     ) -> _Node[S, M]:
@@ -507,27 +577,25 @@ class Interpreter(Generic[S, M]):
         belief looks and `unread` its `_unread_counters`, to tell which unseen changes the
         hands must account for (both from `state` itself when not given: the belief)."""
         cfg = self.config
+        snapshot = reading.snapshot
         look = self.game.appearance(state)
         total = 0.0
         within = True
         unexplained: set[str] = set()
         differs: set[str] = set()
         lacking = 0
-        for zone in snapshot.settled:
+        for zone, fits in reading.zones:
             expected = look.get(zone)
             if expected is None:
-                if snapshot.cards(zone):
+                if fits.seen:
                     unexplained.add(zone)
                     differs.add(zone)
                     lacking += _NOT_LACKING
                     within = False
-                    total -= cfg.zone_penalty + cfg.card_penalty * len(snapshot.cards(zone))
+                    total -= cfg.zone_penalty + cfg.card_penalty * len(fits.seen)
                 continue
-            key = (zone, expected)
-            fit = cache.get(key)
-            if fit is None:
-                fit = fit_zone(expected, snapshot.cards(zone), snapshot.counts.get(zone), cfg)
-                cache[key] = fit
+            entry = fits.by_id.get(id(expected))
+            fit = entry[1] if entry is not None and entry[0] is expected else fits.add(expected, cfg)
             total += fit.score
             if expected.soft:
                 # A zone the state is not sure of scores, but never holds an explanation back.
@@ -573,8 +641,8 @@ class Interpreter(Generic[S, M]):
 
     def _search(self, belief: S, snapshot: TableSnapshot) -> list[_Node[S, M]]:
         cfg = self.config
-        cache: dict[tuple[str, ExpectedZone], ZoneFit] = {}
-        root = self._evaluate(belief, (), 0, 0, snapshot, cache)
+        reading = _Reading(snapshot)
+        root = self._evaluate(belief, (), 0, 0, reading)
         if root.within_noise:
             return [root]
         unread = _unread_counters(root.appearance, snapshot) if snapshot.reached is not None else ()
@@ -605,8 +673,7 @@ class Interpreter(Generic[S, M]):
                         (*node.moves, move),
                         node.warnings + len(step.warnings),
                         depth,
-                        snapshot,
-                        cache,
+                        reading,
                         root.appearance,
                         unread,
                     )

@@ -30,6 +30,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from itertools import combinations, product
+from operator import attrgetter
 from types import MappingProxyType
 from typing import Any, ClassVar
 
@@ -337,7 +338,14 @@ class _Work:
         return card
 
     def freeze(self) -> McgState:
-        return McgState(**{name: getattr(self, name) for name in _STATE_FIELDS})
+        """The state this scratch copy now holds. Built field by field as the dataclass's own
+        `__init__` builds it (`object.__setattr__` on each slot; `McgState` has no
+        `__post_init__`), without passing two dozen keywords: the interpreter's search
+        applies tens of thousands of moves per read."""
+        state = object.__new__(McgState)
+        for put, value in zip(_STATE_SLOTS, _read_fields(self), strict=True):
+            put(state, value)
+        return state
 
     def warn(self, code: Code, message: str, *players: int) -> None:
         self.warnings.append(
@@ -363,6 +371,10 @@ class _Work:
 
 
 _STATE_FIELDS = tuple(McgState.__dataclass_fields__)
+_read_fields = attrgetter(*_STATE_FIELDS)
+_STATE_SLOTS = tuple(getattr(McgState, name).__set__ for name in _STATE_FIELDS)
+if hasattr(McgState, "__post_init__"):  # `_Work.freeze` would skip it
+    raise TypeError("McgState gained a __post_init__: build it with McgState(...) in _Work.freeze")
 
 
 def _player_name(n: int) -> str:

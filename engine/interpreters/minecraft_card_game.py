@@ -33,6 +33,7 @@ from itertools import combinations
 from typing import Any
 
 from engine.games.minecraft_card_game import (
+    CRAFT_PILES,
     KEEP_FROM_TNT,
     RESOURCE_PILES,
     Craft,
@@ -54,6 +55,9 @@ BACK = "resource-back"
 FACE_UP_IN_DISCARD = frozenset({"creeper", "tnt"})
 REVEAL_CHOICES = 2  # candidates of a newly seen top tried as its identity
 MAX_SPLIT = 9  # beyond this many cards left an area, only the whole is tried as one payment
+LOOKS_KEPT = 50_000  # zone looks remembered before the store starts again (`_new_look`)
+_RESOURCE_ZONES = tuple(f"resource-pile-{i}" for i in range(1, RESOURCE_PILES + 1))
+_CRAFT_ZONES = tuple(f"craft-pile-{i}" for i in range(1, CRAFT_PILES + 1))
 
 
 class McgInterpreter:
@@ -71,6 +75,14 @@ class McgInterpreter:
                 self._card_of_face[card.back] = card.id
             else:
                 self._card_of_face[card.front] = card.id
+        # What one zone looks like depends on a little of the state only (a pile's top and
+        # height, an area's cards and which are used): each zone's look is made once (see
+        # `_new_look`).
+        self._looks: dict[tuple[Any, ...], ExpectedZone] = {}
+        # Per snapshot (the one last asked about, kept so that it is the same object): how
+        # each area and holder compares with it (see `_snapshot_memo`).
+        self._memo_of: TableSnapshot | None = None
+        self._memo: dict[tuple[Any, ...], Any] = {}
 
     # -- appearance -----------------------------------------------------------------------------
 
@@ -85,50 +97,79 @@ class McgInterpreter:
         return self._card_of_face.get(face)
 
     def appearance(self, state: McgState) -> dict[str, ExpectedZone]:
+        # Each zone's look is found by what it depends on (`_new_look` makes it the first
+        # time): the search renders thousands of states that share most zones.
+        looks, new = self._looks, self._new_look
         out: dict[str, ExpectedZone] = {}
         for i, pile in enumerate(state.resource_piles):
-            top: tuple[str | None, ...] = ()
-            if pile:
-                top = (BACK if pile[0] is None else pile[0],)
-            out[f"resource-pile-{i + 1}"] = ExpectedZone(
-                kind=ZoneKind.PILE, faces=top, count=len(pile)
-            )
+            key: tuple[Any, ...] = ("resource", pile[0] if pile else None, len(pile))
+            out[_RESOURCE_ZONES[i]] = looks.get(key) or new(key)
         for i, pile in enumerate(state.craft_piles):
-            ctop: tuple[str | None, ...] = ()
-            if pile:
-                ctop = (None if pile[0] is None else self.card_face(pile[0]),)
-            out[f"craft-pile-{i + 1}"] = ExpectedZone(
-                kind=ZoneKind.PILE, faces=ctop, count=len(pile)
-            )
+            key = ("craft", pile[0] if pile else None, len(pile))
+            out[_CRAFT_ZONES[i]] = looks.get(key) or new(key)
         # The discard pile's top is not compared (any face fits): cards that pass through a
         # pile top unseen (a creeper exposed by a blast, under the TNT that covers it) and the
         # order in which a table lays several discards at once leave it unsure; soft, as
         # even whether it is empty then is.
-        dtop: tuple[str | None, ...] = (None,) if state.discard else ()
-        out["discard"] = ExpectedZone(
-            kind=ZoneKind.PILE, faces=dtop, count=len(state.discard), soft=True
-        )
-        aside = (self.card_face(state.set_aside),) if state.set_aside else ()
-        out["set-aside"] = ExpectedZone(kind=ZoneKind.PILE, faces=aside, count=len(aside))
+        key = ("discard", len(state.discard))
+        out["discard"] = looks.get(key) or new(key)
+        key = ("set-aside", state.set_aside)
+        out["set-aside"] = looks.get(key) or new(key)
         for p in range(1, state.players + 1):
-            area = state.areas[p - 1]
-            out[f"player-{p}"] = ExpectedZone(
+            key = ("area", state.areas[p - 1], state.used)
+            out[f"player-{p}"] = looks.get(key) or new(key)
+            key = ("reserve", state.reserves[p - 1])
+            out[f"reserve-{p}"] = looks.get(key) or new(key)
+        key = ("tnt", state.tnt)
+        out["tnt"] = looks.get(key) or new(key)
+        return out
+
+    def _new_look(self, key: tuple[Any, ...]) -> ExpectedZone:
+        """The look of one zone from what it depends on (`key`: the kind of zone, then its
+        cards), made once and kept for `appearance`: looks are immutable, and equal keys make
+        equal looks. The store is emptied when it grows large (a long session meets ever new
+        areas)."""
+        if len(self._looks) >= LOOKS_KEPT:
+            self._looks.clear()
+        look = self._make_look(key)
+        self._looks[key] = look
+        return look
+
+    def _make_look(self, key: tuple[Any, ...]) -> ExpectedZone:
+        """What `appearance` says a zone shows (see the module docstring), from `key`."""
+        kind = key[0]
+        if kind == "resource":
+            _, top, n = key
+            return ExpectedZone(
+                kind=ZoneKind.PILE, faces=(BACK if top is None else top,) if n else (), count=n
+            )
+        if kind == "craft":
+            _, top, n = key
+            ctop: tuple[str | None, ...] = ()
+            if n:
+                ctop = (None if top is None else self.card_face(top),)
+            return ExpectedZone(kind=ZoneKind.PILE, faces=ctop, count=n)
+        if kind == "discard":
+            n = key[1]
+            return ExpectedZone(kind=ZoneKind.PILE, faces=(None,) if n else (), count=n, soft=True)
+        if kind == "set-aside":
+            aside = (self.card_face(key[1]),) if key[1] else ()
+            return ExpectedZone(kind=ZoneKind.PILE, faces=aside, count=len(aside))
+        if kind == "area":
+            _, area, used = key
+            return ExpectedZone(
                 kind=ZoneKind.SPREAD,
-                faces=tuple(
-                    self.card_face(c, used=c in state.used, in_area=True)
-                    for c in reversed(area)
-                ),
+                faces=tuple(self.card_face(c, used=c in used, in_area=True) for c in reversed(area)),
                 count=len(area),
                 ordered=True,
             )
-            res = state.reserves[p - 1]
-            out[f"reserve-{p}"] = ExpectedZone(
+        if kind == "reserve":
+            res = key[1]
+            return ExpectedZone(
                 kind=ZoneKind.SPREAD, faces=tuple(self.card_face(c) for c in res), count=len(res)
             )
-        out["tnt"] = ExpectedZone(
-            kind=ZoneKind.SPREAD, faces=tuple(reversed(state.tnt)), count=len(state.tnt)
-        )
-        return out
+        tnt = key[1]
+        return ExpectedZone(kind=ZoneKind.SPREAD, faces=tuple(reversed(tnt)), count=len(tnt))
 
     def table_look(self, state: McgState) -> dict[str, ExpectedZone]:
         """The appearance with the discard pile's top as it lies: a creeper or a TNT face up,
@@ -148,19 +189,50 @@ class McgInterpreter:
 
     # -- the observed difference of a player's area --------------------------------------------
 
+    def _snapshot_memo(self, snapshot: TableSnapshot) -> dict[tuple[Any, ...], Any]:
+        """A store for what is worked out against `snapshot` alone (how an area compares with
+        it): the search asks the same of every state that shares the area. It is emptied when
+        another snapshot is asked about; the one kept is held, so it cannot be mistaken for a
+        new object at the same address."""
+        if self._memo_of is not snapshot:
+            self._memo_of = snapshot
+            self._memo = {}
+        return self._memo
+
     def _area_diff(
         self, state: McgState, snapshot: TableSnapshot, player: int
-    ) -> tuple[list[str], list[SeenCard]] | None:
+    ) -> tuple[tuple[str, ...], tuple[SeenCard, ...]] | None:
         """(cards of the area no seen card fits, seen cards no area card fits); None if the
         area is not settled."""
         zone = f"player-{player}"
         if zone not in snapshot.settled:
             return None
         area = state.areas[player - 1]
-        faces = [self.card_face(c, used=c in state.used, in_area=True) for c in area]
-        seen = snapshot.cards(zone)
-        m = match_spread(faces, seen)
-        return [area[i] for i in m.missing], [seen[j] for j in m.extra]
+        memo = self._snapshot_memo(snapshot)
+        key = ("area", player, area, state.used)
+        found: tuple[tuple[str, ...], tuple[SeenCard, ...]] | None = memo.get(key)
+        if found is None:
+            faces = [self.card_face(c, used=c in state.used, in_area=True) for c in area]
+            seen = snapshot.cards(zone)
+            m = match_spread(faces, seen)
+            found = tuple(area[i] for i in m.missing), tuple(seen[j] for j in m.extra)
+            memo[key] = found
+        return found
+
+    def _reserve_extra(
+        self, state: McgState, snapshot: TableSnapshot, player: int
+    ) -> tuple[SeenCard, ...]:
+        """Seen cards of a settled holder that no card the state holds there fits."""
+        reserve = state.reserves[player - 1]
+        memo = self._snapshot_memo(snapshot)
+        key = ("reserve", player, reserve)
+        found: tuple[SeenCard, ...] | None = memo.get(key)
+        if found is None:
+            faces = [self.card_face(c) for c in reserve]
+            seen = snapshot.cards(f"reserve-{player}")
+            found = tuple(seen[j] for j in match_spread(faces, seen).extra)
+            memo[key] = found
+        return found
 
     def _gained(
         self, state: McgState, snapshot: TableSnapshot, players: Iterable[int] | None = None
@@ -172,11 +244,8 @@ class McgInterpreter:
         for player in players or range(1, state.players + 1):
             diff = self._area_diff(state, snapshot, player)
             extra += list(diff[1]) if diff is not None else []
-            zone = f"reserve-{player}"
-            if zone in snapshot.settled:
-                faces = [self.card_face(c) for c in state.reserves[player - 1]]
-                seen = snapshot.cards(zone)
-                extra += [seen[j] for j in match_spread(faces, seen).extra]
+            if f"reserve-{player}" in snapshot.settled:
+                extra += self._reserve_extra(state, snapshot, player)
         for card in extra:
             for cid in self._seen_cards(card):
                 if cid not in out:
