@@ -249,7 +249,22 @@ def _assign(weight: Sequence[Sequence[float | None]]) -> list[tuple[int, int]]:
         if best < 0 or best_w < 0:
             return []
         return [(0, best)] if len(weight) == 1 else [(best, 0)]
-    return _hungarian(weight)
+    # `_hungarian` depends on the weights alone: a matrix met before (the cards left over
+    # by the direct pairing are often the same from one state of a search to the next) is
+    # assigned as it was then.
+    key = tuple(map(tuple, weight))
+    found = _ASSIGNED.get(key)
+    if found is None:
+        if len(_ASSIGNED) >= ASSIGNED_KEPT:
+            _ASSIGNED.clear()
+        found = tuple(_hungarian(weight))
+        _ASSIGNED[key] = found
+    return list(found)
+
+
+ASSIGNED_KEPT = 20_000
+"""Weight matrices whose assignment `_assign` remembers before the store starts again."""
+_ASSIGNED: dict[tuple[tuple[float | None, ...], ...], tuple[tuple[int, int], ...]] = {}
 
 
 def _hungarian(weight: Sequence[Sequence[float | None]]) -> list[tuple[int, int]]:
@@ -477,19 +492,25 @@ class _ZoneFits:
     def __init__(self, seen: Sequence[SeenCard], count: int | None) -> None:
         self.seen = seen
         self.count = count
-        self.by_id: dict[int, tuple[ExpectedZone, ZoneFit]] = {}
+        self.by_id: dict[int, tuple[ExpectedZone, ZoneFit, float, bool]] = {}
         self.by_look: dict[ExpectedZone, ZoneFit] = {}
 
-    def add(self, expected: ExpectedZone, config: InterpretConfig) -> ZoneFit:
-        """`fit_zone` of `expected` against this zone, for a look not found by its identity
-        in `by_id` (the search looks there first): found by value, or worked out once, then
-        kept under this object as well."""
+    def add(
+        self, expected: ExpectedZone, config: InterpretConfig
+    ) -> tuple[ExpectedZone, ZoneFit, float, bool]:
+        """The entry of `expected` for a look not found by its identity in `by_id` (the
+        search looks there first): its `fit_zone` (found by value, or worked out once), the
+        fit's score, and whether the zone is plain (exact, and for a zone that is not soft
+        within noise and matching: the search then only adds its score); kept under this
+        object as well."""
         fit = self.by_look.get(expected)
         if fit is None:
             fit = fit_zone(expected, self.seen, self.count, config)
             self.by_look[expected] = fit
-        self.by_id[id(expected)] = (expected, fit)
-        return fit
+        plain = fit.exact and (expected.soft or (fit.within_noise and fit.matches))
+        entry = (expected, fit, fit.score, plain)
+        self.by_id[id(expected)] = entry
+        return entry
 
 
 class _Reading:
@@ -500,9 +521,13 @@ class _Reading:
 
     def __init__(self, snapshot: TableSnapshot) -> None:
         self.snapshot = snapshot
+        # Each zone with the lookup of its fits by identity at hand (`_ZoneFits.by_id.get`).
         self.zones = tuple(
-            (zone, _ZoneFits(snapshot.cards(zone), snapshot.counts.get(zone)))
-            for zone in snapshot.settled
+            (zone, fits, fits.by_id.get)
+            for zone, fits in (
+                (zone, _ZoneFits(snapshot.cards(zone), snapshot.counts.get(zone)))
+                for zone in snapshot.settled
+            )
         )
 
 
@@ -584,8 +609,9 @@ class Interpreter(Generic[S, M]):
         unexplained: set[str] = set()
         differs: set[str] = set()
         lacking = 0
-        for zone, fits in reading.zones:
-            expected = look.get(zone)
+        look_get = look.get
+        for zone, fits, by_id_get in reading.zones:
+            expected = look_get(zone)
             if expected is None:
                 if fits.seen:
                     unexplained.add(zone)
@@ -594,9 +620,13 @@ class Interpreter(Generic[S, M]):
                     within = False
                     total -= cfg.zone_penalty + cfg.card_penalty * len(fits.seen)
                 continue
-            entry = fits.by_id.get(id(expected))
-            fit = entry[1] if entry is not None and entry[0] is expected else fits.add(expected, cfg)
-            total += fit.score
+            entry = by_id_get(id(expected))
+            if entry is None or entry[0] is not expected:
+                entry = fits.add(expected, cfg)
+            total += entry[2]
+            if entry[3]:
+                continue  # plain: nothing but its score (see `_ZoneFits.add`)
+            fit = entry[1]
             if expected.soft:
                 # A zone the state is not sure of scores, but never holds an explanation back.
                 if not fit.exact:

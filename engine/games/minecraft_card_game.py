@@ -317,8 +317,9 @@ class _Work:
     reveal: dict[str, list[str]]
 
     def __init__(self, state: McgState, catalog: Catalog, reveal: Reveal = ()) -> None:
-        for name in _STATE_FIELDS:
-            setattr(self, name, getattr(state, name))
+        # Slot by slot, as `setattr` by name would (see `freeze`): every field of the state.
+        for put, value in zip(_WORK_SLOTS, _read_fields(state), strict=True):
+            put(self, value)
         self.warnings = []
         self.catalog = catalog
         # A zone may be named more than once: the cards turned up there in order (a creeper
@@ -373,6 +374,7 @@ class _Work:
 _STATE_FIELDS = tuple(McgState.__dataclass_fields__)
 _read_fields = attrgetter(*_STATE_FIELDS)
 _STATE_SLOTS = tuple(getattr(McgState, name).__set__ for name in _STATE_FIELDS)
+_WORK_SLOTS = tuple(getattr(_Work, name).__set__ for name in _STATE_FIELDS)
 if hasattr(McgState, "__post_init__"):  # `_Work.freeze` would skip it
     raise TypeError("McgState gained a __post_init__: build it with McgState(...) in _Work.freeze")
 
@@ -428,11 +430,14 @@ class MinecraftCardGame:
             raise
 
     def is_craft(self, card: str) -> bool:
-        return self.kind(card) == "craft"
+        # `kind` itself only for a card not known yet (it loads the catalog or raises).
+        kind = self._kinds.get(card)
+        return (kind if kind is not None else self.kind(card)) == "craft"
 
     def is_resource(self, card: str) -> bool:
         """Resource or wild: cards with a quantity that can pay and be discarded to creepers."""
-        return self.kind(card) in ("resource", "wild")
+        kind = self._kinds.get(card)
+        return (kind if kind is not None else self.kind(card)) in ("resource", "wild")
 
     def points(self, card: str) -> int:
         return int(self._attrs[card]["points"]) if self.is_craft(card) else 0

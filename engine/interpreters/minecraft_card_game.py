@@ -58,6 +58,11 @@ MAX_SPLIT = 9  # beyond this many cards left an area, only the whole is tried as
 LOOKS_KEPT = 50_000  # zone looks remembered before the store starts again (`_new_look`)
 _RESOURCE_ZONES = tuple(f"resource-pile-{i}" for i in range(1, RESOURCE_PILES + 1))
 _CRAFT_ZONES = tuple(f"craft-pile-{i}" for i in range(1, CRAFT_PILES + 1))
+# A pile zone's place in a state: (0: resource piles, 1: craft piles; index).
+_PILE_OF: dict[str, tuple[int, int]] = {
+    **{z: (0, i) for i, z in enumerate(_RESOURCE_ZONES)},
+    **{z: (1, i) for i, z in enumerate(_CRAFT_ZONES)},
+}
 
 
 class McgInterpreter:
@@ -272,7 +277,37 @@ class McgInterpreter:
         """Alternative `reveal` tuples for piles whose next card (under the top that leaves) is
         not known: each names the identity seen on the new top (first or second candidate),
         or one of `between` (cards seen elsewhere that may have passed over the top when the
-        pile was taken from twice)."""
+        pile was taken from twice).
+
+        Of the state, the answer depends only on whether a creeper is unseen and on which of
+        `zones` have their next card known: it is kept per snapshot under those (see
+        `_snapshot_memo`). The list returned is shared: not to be changed."""
+        zones = tuple(zones)
+        between = tuple(between)
+        if any(z not in _PILE_OF for z in zones):
+            return self._new_reveals(state, snapshot, zones, between)  # not a pile: as asked
+        creeper_unseen = "creeper" in state.unseen
+        piles = state.resource_piles, state.craft_piles
+        known = tuple(
+            len(pile) > 1 and pile[1] is not None
+            for pile in (piles[_PILE_OF[z][0]][_PILE_OF[z][1]] for z in zones)
+        )
+        memo = self._snapshot_memo(snapshot)
+        key = ("reveals", zones, between, creeper_unseen, known)
+        found: list[tuple[tuple[str, str], ...]] | None = memo.get(key)
+        if found is None:
+            found = self._new_reveals(state, snapshot, zones, between)
+            memo[key] = found
+        return found
+
+    def _new_reveals(
+        self,
+        state: McgState,
+        snapshot: TableSnapshot,
+        zones: Iterable[str],
+        between: Iterable[str] = (),
+    ) -> list[tuple[tuple[str, str], ...]]:
+        """`_reveals` worked out (see there)."""
         options: list[list[tuple[tuple[str, str], ...]]] = []
         creeper_between = "creeper" in state.unseen and self._discard_shows(snapshot, "creeper")
         between = list(between)
@@ -343,7 +378,11 @@ class McgInterpreter:
         others = any(
             z.rsplit("-", 1)[1] != str(p) for z in unexplained if z.startswith(("player-", "reserve-"))
         )
-        all_piles = [f"resource-pile-{i}" for i in range(1, RESOURCE_PILES + 1)]
+        all_piles = list(_RESOURCE_ZONES)
+        # What the areas gained depends on the state and the snapshot only: worked out once
+        # for every move that asks (the active player's, everyone's), when first asked.
+        gained_p: list[str] | None = None
+        gained_all: list[str] | None = None
         for move in self.rules.legal_moves(state):
             if isinstance(move, Mine):
                 zone = f"resource-pile-{move.pile}"
@@ -358,8 +397,9 @@ class McgInterpreter:
                 zones = all_piles if pile and pile[0] == "tnt" else [zone]
                 # Mined twice in a turn: the card between was seen only in the area it went
                 # to (a craft pile's card between may go to another player's area instead).
-                between = self._gained(state, snapshot, [p])
-                for reveal in self._reveals(state, snapshot, zones, between):
+                if gained_p is None:
+                    gained_p = self._gained(state, snapshot, [p])
+                for reveal in self._reveals(state, snapshot, zones, gained_p):
                     yield Mine(player=p, pile=move.pile, reveal=reveal)
             elif isinstance(move, Craft):
                 if player_zone in unexplained or move.source in unexplained:
@@ -367,8 +407,9 @@ class McgInterpreter:
             elif isinstance(move, Reserve):
                 zone = f"craft-pile-{move.pile}"
                 if f"reserve-{p}" in unexplained or zone in unexplained:
-                    between = self._gained(state, snapshot)
-                    for reveal in self._reveals(state, snapshot, [zone], between):
+                    if gained_all is None:
+                        gained_all = self._gained(state, snapshot)
+                    for reveal in self._reveals(state, snapshot, [zone], gained_all):
                         yield Reserve(player=p, pile=move.pile, reveal=reveal)
             elif isinstance(move, UseTool):
                 hoe = self.rules.tool(move.card) == "hoe"
@@ -378,8 +419,9 @@ class McgInterpreter:
                 ):
                     continue
                 if hoe:
-                    between = self._gained(state, snapshot, [p])
-                    for reveal in self._reveals(state, snapshot, all_piles, between):
+                    if gained_p is None:
+                        gained_p = self._gained(state, snapshot, [p])
+                    for reveal in self._reveals(state, snapshot, all_piles, gained_p):
                         yield UseTool(player=p, card=move.card, reveal=reveal)
                 else:
                     yield move

@@ -13,9 +13,10 @@ from typing import Any
 
 import pytest
 
-from engine import get_game
-from engine.games.minecraft_card_game import McgState
-from engine.interpret import WEAK_RATIO, Interpreter, _assign, _hungarian, match_spread
+from engine import get_game, interpret
+from engine.errors import UnknownCardError
+from engine.games.minecraft_card_game import McgState, MinecraftCardGame
+from engine.interpret import WEAK_RATIO, Interpreter, _assign, _hungarian, fit_zone, match_spread
 from engine.interpreters import minecraft_card_game as mcg_interpreter
 from engine.interpreters.minecraft_card_game import McgInterpreter
 from engine.simulate import simulate_game
@@ -134,3 +135,108 @@ def test_a_search_with_its_stores_warm_explains_as_a_fresh_one(players: int) -> 
         a = [(e.moves, e.score, e.explains, e.unexplained) for e in kept.explain(trail[k - 2], snapshot)]
         b = [(e.moves, e.score, e.explains, e.unexplained) for e in fresh.explain(trail[k - 2], snapshot)]
         assert a == b
+
+
+def test_assignments_remembered_give_what_the_hungarian_algorithm_gives(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A small store, so that it is emptied and filled again; each matrix is asked twice.
+    monkeypatch.setattr(interpret, "ASSIGNED_KEPT", 25)
+    monkeypatch.setattr(interpret, "_ASSIGNED", {})
+    rng = random.Random(7)
+    values: list[float | None] = [None, 0.0, -0.0, 950.0, 998.0, 999.5, 1000.0]
+    matrices = [
+        [[rng.choice(values) for _ in range(c)] for _ in range(r)]
+        for r, c in ((rng.randint(2, 4), rng.randint(2, 4)) for _ in range(300))
+    ]
+    for weight in matrices + matrices[::-1]:
+        assert _assign(weight) == _hungarian(weight)
+        assert len(interpret._ASSIGNED) <= 25
+
+
+def _plain_evaluate(
+    it: Interpreter[Any, Any], state: McgState, snapshot: TableSnapshot
+) -> tuple[Any, ...]:
+    """What `Interpreter._evaluate` reports of a state (no hands: `reached` is None), worked
+    out zone by zone with `fit_zone` and no store."""
+    cfg = it.config
+    look = it.game.appearance(state)
+    total, within, lacking = 0.0, True, 0
+    unexplained: set[str] = set()
+    differs: set[str] = set()
+    for zone in snapshot.settled:
+        seen = snapshot.cards(zone)
+        expected = look.get(zone)
+        if expected is None:
+            if seen:
+                unexplained.add(zone)
+                differs.add(zone)
+                lacking += interpret._NOT_LACKING
+                within = False
+                total -= cfg.zone_penalty + cfg.card_penalty * len(seen)
+            continue
+        fit = fit_zone(expected, seen, snapshot.counts.get(zone), cfg)
+        total += fit.score
+        if expected.soft:
+            if not fit.exact:
+                differs.add(zone)
+            continue
+        within = within and fit.within_noise
+        if not fit.matches:
+            unexplained.add(zone)
+            spread = expected.kind is ZoneKind.SPREAD
+            lacking += fit.lacking if fit.lacking and spread else interpret._NOT_LACKING
+        if not fit.exact:
+            differs.add(zone)
+    return total, not unexplained, within, frozenset(unexplained), frozenset(differs), lacking
+
+
+@pytest.mark.parametrize("players", [2, 3])
+def test_a_search_scores_each_state_as_the_plain_zone_by_zone_fit(players: int) -> None:
+    rng = random.Random(f"evaluate:{players}")
+    it: Interpreter[Any, Any] = Interpreter(GAME)
+    trail = list(states(seed=12, players=players))
+    for k in range(1, len(trail), 4):
+        snapshot = render(trail[k], rng, frame=k)
+        reading = interpret._Reading(snapshot)
+        # The same reading for neighbouring states: fits found by identity and by value.
+        for state in trail[max(0, k - 4) : k + 2] * 2:
+            node = it._evaluate(state, (), 0, 0, reading)
+            got = (node.score, node.explains, node.within_noise, node.unexplained, node.differs, node.lacking)
+            assert got == _plain_evaluate(it, state, snapshot)
+
+
+def test_reveals_kept_per_snapshot_are_the_reveals_worked_out_afresh() -> None:
+    rng = random.Random(9)
+    kept = McgInterpreter(GAME)
+    trail = list(states(seed=5, players=3))
+    piles = [f"resource-pile-{i}" for i in range(1, 6)] + [f"craft-pile-{i}" for i in range(1, 5)]
+    for k in range(1, len(trail), 3):
+        snapshot = render(trail[k], rng, frame=k)
+        for state in trail[max(0, k - 3) : k + 1]:
+            for zones in ([z] for z in piles):
+                for between in ((), ("wood-1",), tuple(kept._gained(state, snapshot))):
+                    fresh = McgInterpreter(GAME)._new_reveals(state, snapshot, zones, between)
+                    assert kept._reveals(state, snapshot, zones, between) == fresh
+            everything = piles[:5]
+            assert kept._reveals(state, snapshot, everything) == kept._new_reveals(
+                state, snapshot, everything
+            )
+
+
+@pytest.mark.parametrize("players", [2, 3])
+def test_a_warm_ruleset_applies_moves_as_a_fresh_one(players: int) -> None:
+    # Moves applied without saying what turned up: every face-down card is drawn from the
+    # pool; a ruleset whose card lookups were filled by earlier moves draws as a fresh one.
+    kept = MinecraftCardGame()
+    trail = list(states(seed=6, players=players))
+    for state in trail[::2]:
+        for move in GAME.legal_moves(state):
+            assert kept.apply(state, move) == MinecraftCardGame().apply(state, move)
+
+
+def test_an_unknown_card_is_still_refused() -> None:
+    with pytest.raises(UnknownCardError):
+        MinecraftCardGame().is_craft("no-such-card")
+    with pytest.raises(UnknownCardError):
+        GAME.is_resource("no-such-card")
