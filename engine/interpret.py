@@ -249,22 +249,7 @@ def _assign(weight: Sequence[Sequence[float | None]]) -> list[tuple[int, int]]:
         if best < 0 or best_w < 0:
             return []
         return [(0, best)] if len(weight) == 1 else [(best, 0)]
-    # `_hungarian` depends on the weights alone: a matrix met before (the cards left over
-    # by the direct pairing are often the same from one state of a search to the next) is
-    # assigned as it was then.
-    key = tuple(map(tuple, weight))
-    found = _ASSIGNED.get(key)
-    if found is None:
-        if len(_ASSIGNED) >= ASSIGNED_KEPT:
-            _ASSIGNED.clear()
-        found = tuple(_hungarian(weight))
-        _ASSIGNED[key] = found
-    return list(found)
-
-
-ASSIGNED_KEPT = 20_000
-"""Weight matrices whose assignment `_assign` remembers before the store starts again."""
-_ASSIGNED: dict[tuple[tuple[float | None, ...], ...], tuple[tuple[int, int], ...]] = {}
+    return _hungarian(weight)
 
 
 def _hungarian(weight: Sequence[Sequence[float | None]]) -> list[tuple[int, int]]:

@@ -70,15 +70,6 @@ def test_a_single_row_or_column_is_assigned_as_the_hungarian_algorithm_assigns_i
             assert _assign(weight) == _hungarian(weight)
 
 
-def test_larger_matrices_still_go_to_the_hungarian_algorithm() -> None:
-    rng = random.Random(6)
-    values: list[float | None] = [None, 950.0, 998.0, 1000.0]
-    for _ in range(2000):
-        rows, cols = rng.randint(2, 5), rng.randint(2, 5)
-        weight = [[rng.choice(values) for _ in range(cols)] for _ in range(rows)]
-        assert _assign(weight) == _hungarian(weight)
-
-
 @pytest.mark.parametrize("face", [None, "a", "b", "c"])
 def test_one_face_against_one_card_pairs_when_the_card_may_show_it(face: str | None) -> None:
     rng = random.Random(f"one:{face}")
@@ -135,23 +126,6 @@ def test_a_search_with_its_stores_warm_explains_as_a_fresh_one(players: int) -> 
         a = [(e.moves, e.score, e.explains, e.unexplained) for e in kept.explain(trail[k - 2], snapshot)]
         b = [(e.moves, e.score, e.explains, e.unexplained) for e in fresh.explain(trail[k - 2], snapshot)]
         assert a == b
-
-
-def test_assignments_remembered_give_what_the_hungarian_algorithm_gives(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    # A small store, so that it is emptied and filled again; each matrix is asked twice.
-    monkeypatch.setattr(interpret, "ASSIGNED_KEPT", 25)
-    monkeypatch.setattr(interpret, "_ASSIGNED", {})
-    rng = random.Random(7)
-    values: list[float | None] = [None, 0.0, -0.0, 950.0, 998.0, 999.5, 1000.0]
-    matrices = [
-        [[rng.choice(values) for _ in range(c)] for _ in range(r)]
-        for r, c in ((rng.randint(2, 4), rng.randint(2, 4)) for _ in range(300))
-    ]
-    for weight in matrices + matrices[::-1]:
-        assert _assign(weight) == _hungarian(weight)
-        assert len(interpret._ASSIGNED) <= 25
 
 
 def _plain_evaluate(
