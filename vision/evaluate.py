@@ -48,6 +48,7 @@ from vision.pipeline import (
     TruthOracleFinder,
     TruthOracleIdentifier,
     TruthOracleTokenCounter,
+    better_answer,
     match_moves,
     profile_from_truth,
     setup_from_truth,
@@ -1019,7 +1020,7 @@ def _faces(truth: FrameTruth) -> list[str]:
 def _kept_answers(corners: np.ndarray, answers: Sequence[Sequence[FaceCandidate]]
                   ) -> tuple[np.ndarray, list[Sequence[FaceCandidate]]]:
     """One answer per card of an identifier call: of crops cut at the same corners, the answer
-    `vision.pipeline.identify_tracks` keeps (the first whose best score is highest)."""
+    the pipeline keeps (`vision.pipeline.better_answer`)."""
     kept: dict[bytes, int] = {}
     rows: list[int] = []
     best: list[Sequence[FaceCandidate]] = []
@@ -1031,8 +1032,7 @@ def _kept_answers(corners: np.ndarray, answers: Sequence[Sequence[FaceCandidate]
             best.append(answer)
             continue
         k = kept[key]
-        if answer and (not best[k] or answer[0].score > best[k][0].score):
-            best[k] = answer
+        best[k] = better_answer(best[k], answer)
     return corners[rows], best
 
 

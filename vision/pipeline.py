@@ -316,6 +316,16 @@ def refresh_requests(
     )
 
 
+def better_answer(
+    kept: Sequence[FaceCandidate], other: Sequence[FaceCandidate]
+) -> Sequence[FaceCandidate]:
+    """Of two identifier answers for one card (cut two ways), the one kept: an answer over
+    none, a higher best score over a lower one, the first on a tie."""
+    if other and (not kept or other[0].score > kept[0].score):
+        return other
+    return kept
+
+
 def identify_tracks(
     tracker: CardTracker,
     identifier: CardIdentifier,
@@ -357,10 +367,9 @@ def identify_tracks(
             f"the card identifier answered {len(answers)} crops out of {len(crops)}; it must "
             "return one candidate list per crop"
         )
-    results: list[tuple[FaceCandidate, ...]] = [() for _ in requests]
+    results: list[Sequence[FaceCandidate]] = [() for _ in requests]
     for i, answer in zip(owner, answers, strict=True):
-        if answer and (not results[i] or answer[0].score > results[i][0].score):
-            results[i] = tuple(answer)
+        results[i] = better_answer(results[i], answer)
     done = 0
     for request, candidates in zip(requests, results, strict=True):
         if not candidates:
