@@ -429,15 +429,16 @@ class MinecraftCardGame:
             self.catalog.card(card)  # raises the clear UnknownCardError
             raise
 
+    # The two tests below run in every move of a search: they look the kind up directly and
+    # call `kind` (which loads the catalog or raises) only for a card not known yet. A kind
+    # is never empty, so `or` falls through only when the card is missing.
+
     def is_craft(self, card: str) -> bool:
-        # `kind` itself only for a card not known yet (it loads the catalog or raises).
-        kind = self._kinds.get(card)
-        return (kind if kind is not None else self.kind(card)) == "craft"
+        return (self._kinds.get(card) or self.kind(card)) == "craft"
 
     def is_resource(self, card: str) -> bool:
         """Resource or wild: cards with a quantity that can pay and be discarded to creepers."""
-        kind = self._kinds.get(card)
-        return (kind if kind is not None else self.kind(card)) in ("resource", "wild")
+        return (self._kinds.get(card) or self.kind(card)) in ("resource", "wild")
 
     def points(self, card: str) -> int:
         return int(self._attrs[card]["points"]) if self.is_craft(card) else 0
