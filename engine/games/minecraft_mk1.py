@@ -397,7 +397,8 @@ class Trade(Mk1Move):
 @dataclass(frozen=True, slots=True, kw_only=True)
 class TableChange(Mk1Move):
     """A physical change nothing legal explains (or an operator correction): set a zone.
-    Card zones take `cards`; token zones and the die take `count`."""
+    Card zones take `cards`; token zones and the die take `count`. Setting `daylight` to all
+    its tokens makes it day, to none night."""
 
     NAME: ClassVar[str] = "table-change"
     zone: str
@@ -1627,7 +1628,13 @@ class MinecraftMk1:
                 )
             w.warn(Code.DESYNC, f"{zone} was set to {value} by hand")
             if zone == "daylight":
+                # The tokens tell day from night at their ends: all out is day (a night
+                # ended, however), none is night; between, the time of day stays as it was.
                 w.daylight = value
+                if value == DAYLIGHT:
+                    w.night = False
+                elif value == 0:
+                    w.night = True
             elif zone == "die":
                 w.die = value
             else:

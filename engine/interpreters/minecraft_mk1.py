@@ -17,7 +17,9 @@ cards that appeared in a hotbar slot moved there from the hand (the card is the 
 even when the hand held it unseen; a material as the whole stack the hand most likely holds,
 unseen cards more likely it than not included, first: the camera sees only a stack's top), a
 weather card seen in the weather slot, effects played with the materials that left the
-hotbar, a stack's height set right when the slot shows it was wrong, and, for every move, the
+hotbar, a stack's height set right when the slot shows it was wrong, day set when the daylight tokens
+show it came though the belief has a player awake (a sleep read as another unseen move), and,
+for every move, the
 die values the snapshot implies: the face shown is the last roll of the move; at night a hit
 or a miss before it is tried (and the armor re-roll), and the health counter decides.
 """
@@ -29,6 +31,7 @@ from dataclasses import replace
 from typing import Any
 
 from engine.games.minecraft_mk1 import (
+    DAYLIGHT,
     GENERATORS,
     HOTBAR_SLOTS,
     MATERIALS,
@@ -173,7 +176,9 @@ class Mk1Interpreter:
             return
         seen: set[Mk1Move] = set()
         for move in self._base_moves(state, snapshot):
-            for roll in self._rolls(state, snapshot, move):
+            # A table change is no turn: it rolls nothing.
+            rolls = [()] if isinstance(move, TableChange) else self._rolls(state, snapshot, move)
+            for roll in rolls:
                 candidate = replace(move, roll=roll)
                 if candidate not in seen:
                     seen.add(candidate)
@@ -205,6 +210,7 @@ class Mk1Interpreter:
             if stack and stack[0] in GENERATORS:
                 yield Harvest(player=p, card=stack[0], slot=i + 1)
         yield from self._stack_heights(state, snapshot, p)
+        yield from self._daybreak(state, snapshot, p)
 
     def _stack_heights(self, state: Mk1State, snapshot: TableSnapshot, p: int) -> Iterator[Mk1Move]:
         """Corrections of a material stack's height in `p`'s hotbar, which the camera never
@@ -222,6 +228,21 @@ class Mk1Interpreter:
                 yield TableChange(player=p, zone=zone, cards=stack[:1])
             elif len(stack) == 1 and self._may_show(snapshot, zone, stack[0]):
                 yield TableChange(player=p, zone=zone, cards=stack * 2)
+
+    def _daybreak(self, state: Mk1State, snapshot: TableSnapshot, p: int) -> Iterator[Mk1Move]:
+        """At night, all the daylight tokens seen out: day came, though the belief has not
+        every player asleep. A sleep shows nothing on the table but where the hands rest, so
+        an earlier one may have been read as an unseen move (a draw, a discard from the hand)
+        that a palm on a pile explained better; the tokens put out at the round's end prove
+        it was a sleep. Offered as a `table-change` raising `desync` (the earlier read stands
+        in the journal, for the operator to correct), so that the move that ends the round,
+        and the die and tokens of the turns after it, are read at once instead of waiting
+        for the belief to catch up."""
+        if (
+            state.night and state.daylight < DAYLIGHT and "daylight" in snapshot.settled
+            and snapshot.counts.get("daylight") == DAYLIGHT
+        ):
+            yield TableChange(player=p, zone="daylight", count=DAYLIGHT)
 
     def _may_show(self, snapshot: TableSnapshot, zone: str, card: str) -> bool:
         """Whether the top card seen in `zone` may be `card`: one of its two best candidates

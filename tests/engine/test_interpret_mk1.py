@@ -328,3 +328,46 @@ def test_a_stack_believed_lower_than_it_was_is_corrected_by_the_move_that_takes_
         assert not result.pending
         assert [GAME.move_to_dict(m)["move"] for m in result.moves] == ["table-change", "eat"]
         assert GAME.zones(result.state)["hotbar-1-1"] == ("food",)
+
+
+def test_day_seen_at_the_end_of_a_night_the_belief_had_players_awake_in_is_read_at_once() -> None:
+    """Three players; the belief missed player 1's sleep (a palm on a pile read it as a draw).
+    Player 3 sleeps, the night ends, all four daylight tokens go out: from the belief no legal
+    move explains them. The sleep is read at once, with daylight set by a `table-change` that
+    raises desync (it is day after it), instead of waiting for the belief to catch up; the
+    next player's turn is then read as a day turn."""
+    night = GAME.initial_state(players=3, setup={"night": True, "daylight": 0, "effects-weather": ["rain"]})
+    drew = GAME.apply(night, GAME.parse_move({"player": 1, "move": "draw", "roll": [6]})).state
+    belief = GAME.apply(drew, GAME.parse_move({"player": 2, "move": "sleep", "roll": [6]})).state
+    truth = night
+    for p in (1, 2, 3):
+        truth = GAME.apply(truth, GAME.parse_move({"player": p, "move": "sleep", "roll": [6]})).state
+    assert not truth.night and truth.daylight == 4
+    shown = unread_piles(render(truth, frame=1), reached=frozenset(), frame=1)
+    interp = Interpreter(GAME)
+    result = interp.observe(belief, shown)
+    assert not result.pending and not result.desync
+    moves = [GAME.move_to_dict(m) for m in result.moves]
+    assert [m["move"] for m in moves] == ["sleep", "table-change"]
+    assert moves[1]["zone"] == "daylight" and moves[1]["count"] == 4 and "roll" not in moves[1]
+    assert not result.state.night and result.state.daylight == 4
+    slept = GAME.apply(belief, result.moves[0]).state
+    assert [w.code for w in GAME.apply(slept, result.moves[1]).warnings] == ["desync"]
+    # A day turn: no night roll, daylight unchanged until the round ends.
+    after = GAME.apply(truth, GAME.parse_move({"player": 1, "move": "sleep"})).state
+    nxt = interp.observe(result.state, unread_piles(render(after, frame=40), reached=frozenset(), frame=40))
+    assert [GAME.move_to_dict(m)["move"] for m in nxt.moves] == ["sleep"]
+    assert not nxt.desync
+
+
+def test_day_is_not_set_by_hand_when_every_player_slept() -> None:
+    """The same night, every sleep read: the round's end explains the daylight tokens by the
+    rules, with no `table-change`."""
+    night = GAME.initial_state(players=3, setup={"night": True, "daylight": 0})
+    belief = night
+    for p in (1, 2):
+        belief = GAME.apply(belief, GAME.parse_move({"player": p, "move": "sleep", "roll": [6]})).state
+    truth = GAME.apply(belief, GAME.parse_move({"player": 3, "move": "sleep", "roll": [6]})).state
+    result = Interpreter(GAME).observe(belief, unread_piles(render(truth, frame=1), reached=frozenset(), frame=1))
+    assert [GAME.move_to_dict(m)["move"] for m in result.moves] == ["sleep"]
+    assert not result.state.night
