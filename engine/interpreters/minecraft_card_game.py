@@ -9,8 +9,9 @@ crafting side; `set-aside` its crafting side. The
 discard pile shows its top card: paid and creeper-discarded resources lie face down
 (`resource-back`), while a creeper or a TNT put there lies face up (it is recognisable, and the
 rule sheets show them discarded openly), but the interpreter does not compare that top: which
-card ends on top when several are discarded at once is not certain. A pending TNT blast lies
-face up in zone `tnt`.
+card ends on top when several are discarded at once is not certain. A pending TNT blast's cards
+lie in zone `tnt`, face up, but how the player lays them out while choosing the keep (spread,
+piled, in hand) is not certain: that look never holds the mine back.
 
 Moves proposed to the search: the ruleset's legal moves, kept only when they touch a zone the
 snapshot shows differently, plus moves built from the observed difference, which the
@@ -21,8 +22,9 @@ the sword that turned), and `reveal` of the faces now seen on pile tops that the
 know: the first or second candidate, a creeper that passed through the top on its way to the
 discard pile (when the discard pile shows one), or a card seen in an area that passed through
 the top between two takes from one pile. A player whose area changed while the belief has the
-turn elsewhere is tried as acting out of turn. Simultaneous creeper answers are tried in seat
-order only.
+turn elsewhere is tried as acting out of turn; ending a turn is tried only after an action
+(a turn given up whole shows nothing, and a mine is always there to take). Simultaneous creeper
+answers are tried in seat order only.
 """
 
 from __future__ import annotations
@@ -174,7 +176,10 @@ class McgInterpreter:
                 kind=ZoneKind.SPREAD, faces=tuple(self.card_face(c) for c in res), count=len(res)
             )
         tnt = key[1]
-        return ExpectedZone(kind=ZoneKind.SPREAD, faces=tuple(reversed(tnt)), count=len(tnt))
+        # How a player lays out a blast's cards while choosing what to keep is not certain (a
+        # spread face up, a pile with the TNT on top, cards in hand): a pending blast's look
+        # scores, but never holds its mine back.
+        return ExpectedZone(kind=ZoneKind.SPREAD, faces=tuple(reversed(tnt)), count=len(tnt), soft=bool(tnt))
 
     def table_look(self, state: McgState) -> dict[str, ExpectedZone]:
         """The appearance with the discard pile's top as it lies: a creeper or a TNT face up,
@@ -425,7 +430,11 @@ class McgInterpreter:
                         yield UseTool(player=p, card=move.card, reveal=reveal)
                 else:
                     yield move
-            elif isinstance(move, EndTurn) and others:
+            elif isinstance(move, EndTurn) and others and p == state.current and state.actions:
+                # Ending a turn early, after an action. A turn given up whole is not tried:
+                # nothing on the table shows it, and a player always has a mine to take, so
+                # another player's area changing means that player acted out of turn (or took
+                # an action too many), which is tried below with the warning a referee calls.
                 yield move
         if state.actions < state.allowed or p != state.current:
             yield from self._built_crafts(state, snapshot, p)

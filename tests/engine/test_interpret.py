@@ -359,3 +359,45 @@ def test_a_creeper_seen_only_in_passing_is_part_of_the_move_and_its_record() -> 
     after = GAME.apply(after, CreeperDiscard(player=1, card="wood-1")).state
     done = GAME.apply(after, CreeperDiscard(player=2, card="wood-2", reveal=move.reveal[1:])).state
     assert done.resource_piles[0][0] == "gold-1" and not done.attacks
+
+
+def test_a_blast_laid_as_a_pile_while_the_keep_is_chosen_is_read_as_the_mine_at_once() -> None:
+    """A TNT mined: its blast waits for the two cards kept. However the player lays the blast
+    out meanwhile (here a pile, the TNT on top), the mine is read at once, not when the keep
+    is done seconds later; the keep is read after it."""
+    setup = {"resource-pile-1": ["tnt", "wood-1"], "resource-pile-2": ["stone-2", "iron-1"],
+             "resource-pile-3": ["gold-1", "wood-2"], "resource-pile-4": ["wood-3", "gold-2"],
+             "resource-pile-5": ["iron-2", "stone-1"]}
+    state = GAME.initial_state(players=2, setup=setup)
+    blast = GAME.apply(state, Mine(player=1, pile=1)).state
+    assert len(blast.tnt) == 5  # four of them under the TNT, unseen
+    seen = render(blast, frame=1)
+    tnt_top = SeenCard(candidates=(Candidate(face="tnt", score=0.9), Candidate(face="wood-1", score=0.05)))
+    as_pile = TableSnapshot(frame=1, time=seen.time, zones={**seen.zones, "tnt": (tnt_top,)},
+                            counts=seen.counts, settled=seen.settled)
+    interp = Interpreter(GAME)
+    result = interp.observe(state, as_pile)
+    assert not result.pending and not result.desync
+    assert [type(m).NAME for m in result.moves] == ["mine"]
+    kept = GAME.apply(blast, TntKeep(player=1, cards=("gold-1", "stone-2"))).state
+    after = interp.observe(result.state, render(kept, frame=40))
+    assert [type(m).NAME for m in after.moves] == ["tnt-keep"]
+    assert sorted(after.moves[0].cards) == ["gold-1", "stone-2"]
+
+
+def test_another_players_action_after_a_turn_given_up_whole_is_read_as_out_of_turn() -> None:
+    """Nothing on the table shows a turn given up whole, and a player always has a mine to
+    take: when the player whose turn it is has done nothing and another player mines, that
+    player acted out of turn (the warning a referee calls), not the first one passing unseen.
+    After an action, ending the turn early is read as before."""
+    setup = {"resource-pile-1": ["wood-1", "stone-1"], "resource-pile-2": ["stone-2", "iron-1"]}
+    state = GAME.initial_state(players=2, setup=setup)
+    out_of_turn = GAME.apply(state, Mine(player=2, pile=2))
+    assert [w.code for w in out_of_turn.warnings] == ["out-of-turn"]
+    result = Interpreter(GAME).observe(state, render(out_of_turn.state, frame=1))
+    assert [GAME.move_to_dict(m) for m in result.moves] == [{"player": 2, "move": "mine", "pile": 2}]
+    mined = GAME.apply(state, Mine(player=1, pile=1)).state
+    truth = GAME.apply(GAME.apply(mined, GAME.parse_move({"player": 1, "move": "end-turn"})).state,
+                       Mine(player=2, pile=2)).state
+    later = Interpreter(GAME).observe(mined, render(truth, frame=2))
+    assert [type(m).NAME for m in later.moves] == ["end-turn", "mine"]
