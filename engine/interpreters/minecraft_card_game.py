@@ -22,9 +22,9 @@ the sword that turned), and `reveal` of the faces now seen on pile tops that the
 know: the first or second candidate, a creeper that passed through the top on its way to the
 discard pile (when the discard pile shows one), or a card seen in an area that passed through
 the top between two takes from one pile. A player whose area changed while the belief has the
-turn elsewhere is tried as acting out of turn; ending a turn is tried only after an action
-(a turn given up whole shows nothing, and a mine is always there to take). Simultaneous creeper
-answers are tried in seat order only.
+turn elsewhere is tried as acting out of turn; the turn ended unseen is tried too, but not a
+turn given up whole when the one who just played acts again (an action too many: nothing on the
+table shows a turn given up). Simultaneous creeper answers are tried in seat order only.
 """
 
 from __future__ import annotations
@@ -380,9 +380,9 @@ class McgInterpreter:
             return
         p, _ = self.rules.active_player(state)
         player_zone = f"player-{p}"
-        others = any(
-            z.rsplit("-", 1)[1] != str(p) for z in unexplained if z.startswith(("player-", "reserve-"))
-        )
+        others = {
+            int(z.rsplit("-", 1)[1]) for z in unexplained if z.startswith(("player-", "reserve-"))
+        } - {p}
         all_piles = list(_RESOURCE_ZONES)
         # What the areas gained depends on the state and the snapshot only: worked out once
         # for every move that asks (the active player's, everyone's), when first asked.
@@ -430,11 +430,13 @@ class McgInterpreter:
                         yield UseTool(player=p, card=move.card, reveal=reveal)
                 else:
                     yield move
-            elif isinstance(move, EndTurn) and others and p == state.current and state.actions:
-                # Ending a turn early, after an action. A turn given up whole is not tried:
-                # nothing on the table shows it, and a player always has a mine to take, so
-                # another player's area changing means that player acted out of turn (or took
-                # an action too many), which is tried below with the warning a referee calls.
+            elif isinstance(move, EndTurn) and others and (
+                state.actions if p == state.current else others - {state.current}
+            ):
+                # Another player acted: the turn was ended unseen. After an action, early; a
+                # turn given up whole only when a player other than the one who just played
+                # acted: that one acting again took an action too many (tried below, with the
+                # warning a referee calls), since nothing on the table shows a turn given up.
                 yield move
         if state.actions < state.allowed or p != state.current:
             yield from self._built_crafts(state, snapshot, p)

@@ -385,18 +385,29 @@ def test_a_blast_laid_as_a_pile_while_the_keep_is_chosen_is_read_as_the_mine_at_
     assert sorted(after.moves[0].cards) == ["gold-1", "stone-2"]
 
 
-def test_another_players_action_after_a_turn_given_up_whole_is_read_as_out_of_turn() -> None:
-    """Nothing on the table shows a turn given up whole, and a player always has a mine to
-    take: when the player whose turn it is has done nothing and another player mines, that
-    player acted out of turn (the warning a referee calls), not the first one passing unseen.
-    After an action, ending the turn early is read as before."""
-    setup = {"resource-pile-1": ["wood-1", "stone-1"], "resource-pile-2": ["stone-2", "iron-1"]}
-    state = GAME.initial_state(players=2, setup=setup)
-    out_of_turn = GAME.apply(state, Mine(player=2, pile=2))
-    assert [w.code for w in out_of_turn.warnings] == ["out-of-turn"]
-    result = Interpreter(GAME).observe(state, render(out_of_turn.state, frame=1))
-    assert [GAME.move_to_dict(m) for m in result.moves] == [{"player": 2, "move": "mine", "pile": 2}]
-    mined = GAME.apply(state, Mine(player=1, pile=1)).state
+def test_the_player_who_just_played_acting_again_took_an_action_too_many() -> None:
+    """Nothing on the table shows a turn given up whole. Player 1 has taken both actions and
+    mines again before player 2 touches anything: an action too many (the warning a referee
+    calls), not player 2 passing unseen. With three players, the next player but one acting
+    after player 1's turn means player 2 passed; and a turn ended early after an action is
+    read as before."""
+    setup = {"resource-pile-1": ["wood-1", "stone-1", "iron-1", "gold-1"],
+             "resource-pile-2": ["stone-2", "iron-2", "wood-2"]}
+    for players in (2, 3):
+        state = GAME.initial_state(players=players, setup=setup)
+        for _ in range(2):
+            state = GAME.apply(state, Mine(player=1, pile=1)).state
+        third = GAME.apply(state, Mine(player=1, pile=2))
+        assert [w.code for w in third.warnings] == ["too-many-actions"]
+        result = Interpreter(GAME).observe(state, render(third.state, frame=1))
+        assert [GAME.move_to_dict(m) for m in result.moves] == [{"player": 1, "move": "mine", "pile": 2}]
+    passed = GAME.apply(state, GAME.parse_move({"player": 2, "move": "end-turn"})).state
+    truth = GAME.apply(passed, Mine(player=3, pile=2)).state
+    result = Interpreter(GAME).observe(state, render(truth, frame=1))
+    assert [GAME.move_to_dict(m) for m in result.moves] == [
+        {"player": 2, "move": "end-turn"}, {"player": 3, "move": "mine", "pile": 2}]
+    two = GAME.initial_state(players=2, setup=setup)
+    mined = GAME.apply(two, Mine(player=1, pile=1)).state
     truth = GAME.apply(GAME.apply(mined, GAME.parse_move({"player": 1, "move": "end-turn"})).state,
                        Mine(player=2, pile=2)).state
     later = Interpreter(GAME).observe(mined, render(truth, frame=2))
