@@ -17,11 +17,11 @@ cards that appeared in a hotbar slot moved there from the hand (the card is the 
 even when the hand held it unseen; a material as the whole stack the hand most likely holds,
 unseen cards more likely it than not included, first: the camera sees only a stack's top), a
 weather card seen in the weather slot, effects played with the materials that left the
-hotbar, a stack's height set right when the slot shows it was wrong, day set when the daylight tokens
-show it came though the belief has a player awake (a sleep read as another unseen move), and,
-for every move, the
-die values the snapshot implies: the face shown is the last roll of the move; at night a hit
-or a miss before it is tried (and the armor re-roll), and the health counter decides.
+hotbar, a stack's height set right when the slot shows it was wrong, day set when the
+daylight tokens show it came though the belief has a player awake (a sleep read as another
+unseen move), and, for every move, the die values the snapshot implies: the face shown is the
+last roll of the move; at night a hit or a miss before it is tried (and the armor re-roll),
+and the health counter decides.
 """
 
 from __future__ import annotations
