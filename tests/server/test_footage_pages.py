@@ -223,14 +223,11 @@ def test_overlay_fed_by_the_truth_stand_ins_shows_the_truth_final_scores_and_win
     shot(fa, "footage-overlay-truth-fa.png", omit_background=True)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the rules' reading of the clip explains player 2's third action with an end-turn of "
-    "player 1 that nobody made (engine.interpret), so the clip's too-many-actions is not raised",
-)
 def test_the_truth_stand_ins_flag_the_third_action_the_clip_shows(
     oracle: Footage, truth: Truth, new_page: Any
 ) -> None:
+    """Player 2 mines a third time before player 1 touches anything: the overlay's feed raises
+    too-many-actions (not player 1 giving up a turn unseen), and the console lists it."""
     oracle.finish()
     warnings = call(oracle.base, "GET", "/api/warnings")["warnings"]
     assert [w["code"] for w in warnings] == ["too-many-actions"]
