@@ -383,6 +383,13 @@ class McgInterpreter:
         others = {
             int(z.rsplit("-", 1)[1]) for z in unexplained if z.startswith(("player-", "reserve-"))
         } - {p}
+        # Another player acted: the turn may have been ended unseen. After an action, early; a
+        # turn given up whole only when someone other than the one who just played acted: that
+        # one acting again took an action too many (tried below, with the warning a referee
+        # calls), since nothing on the table shows a turn given up.
+        ended_unseen = bool(others) and (
+            state.actions > 0 if p == state.current else bool(others - {state.current})
+        )
         all_piles = list(_RESOURCE_ZONES)
         # What the areas gained depends on the state and the snapshot only: worked out once
         # for every move that asks (the active player's, everyone's), when first asked.
@@ -430,13 +437,7 @@ class McgInterpreter:
                         yield UseTool(player=p, card=move.card, reveal=reveal)
                 else:
                     yield move
-            elif isinstance(move, EndTurn) and others and (
-                state.actions if p == state.current else others - {state.current}
-            ):
-                # Another player acted: the turn was ended unseen. After an action, early; a
-                # turn given up whole only when a player other than the one who just played
-                # acted: that one acting again took an action too many (tried below, with the
-                # warning a referee calls), since nothing on the table shows a turn given up.
+            elif isinstance(move, EndTurn) and ended_unseen:
                 yield move
         if state.actions < state.allowed or p != state.current:
             yield from self._built_crafts(state, snapshot, p)
