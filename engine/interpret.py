@@ -20,6 +20,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any, Generic, Protocol, TypeVar
 
 from engine.core import Ruleset
@@ -50,6 +51,14 @@ PENDING_SECONDS: dict[str, float] = {
 }
 """Games whose moves show in parts seconds apart: how long a change waits to be explained."""
 
+ZONE_PENDING: frozenset[str] = frozenset({
+    # Several players count tokens at once, so some zone is nearly always changing: a counter
+    # read wrong from the start would wait out `STUCK_FACTOR` pending times, and every move
+    # made meanwhile would be read late.
+    "minecraft-mk1",
+})
+"""Games whose unexplained zones are each timed on their own (`InterpretConfig.zone_pending`)."""
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class InterpretConfig:
@@ -75,6 +84,12 @@ class InterpretConfig:
     - `pending_frames` / `pending_seconds`: how long an unexplained change is held before it is
       written as a desync (whichever is reached first). Longer lets a half-finished move
       complete and vision noise settle; shorter keeps the overlay in step with the table.
+      The wait restarts whenever the unexplained zones read differently.
+    - `zone_pending`: also time each unexplained zone on its own: one that reads the same for
+      the whole pending time, while others keep changing, is set as it reads (a desync of
+      that zone alone) and the rest are read on from there. Off, such a zone waits until the
+      whole table is still (or `STUCK_FACTOR` times the pending time). `for_game` turns it
+      on for the games in `ZONE_PENDING`.
     - `lacking_cards`: an explanation that leaves nothing unexplained but at most this many
       expected cards not seen (no card seen that it does not expect) is taken at once: a card
       hidden for a moment does not hold the moves back. 0 waits for every card.
@@ -109,6 +124,7 @@ class InterpretConfig:
     pending_frames: int = 30
     pending_seconds: float = 2.0
     alternatives: int = 3
+    zone_pending: bool = False
     lacking_cards: int = 2
     confirm_margin: float = 1.0
     confirm_frames: int = 0
@@ -119,8 +135,10 @@ class InterpretConfig:
     def for_game(cls, game: str, **changes: Any) -> InterpretConfig:
         """The defaults for `game` (how long it holds changes the camera cannot decide,
         `HOLD_SECONDS`; how long a change waits to be explained, `PENDING_SECONDS`, with
-        `pending_frames` to match at up to 30 frames per second), with `changes` applied."""
+        `pending_frames` to match at up to 30 frames per second; whether each zone waits on
+        its own, `ZONE_PENDING`), with `changes` applied."""
         changes.setdefault("hold_seconds", HOLD_SECONDS.get(game, 0.0))
+        changes.setdefault("zone_pending", game in ZONE_PENDING)
         if game in PENDING_SECONDS:
             changes.setdefault("pending_seconds", PENDING_SECONDS[game])
             changes.setdefault("pending_frames", round(30 * PENDING_SECONDS[game]))
@@ -455,13 +473,17 @@ class Interpretation(Generic[S, M]):
     frame: int = 0
 
 
+_ZoneRead = tuple[tuple[str, ...], int | None]  # a zone's first faces and its count (if read)
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class _Pending:
     frame: int
     time: float
-    signature: tuple[tuple[str, tuple[str, ...]], ...]
+    signature: tuple[tuple[str, tuple[str, ...]], ...]  # the unexplained zones' first faces
     first: int  # frame since which something has been pending, however it read
     first_time: float  # and its time
+    since: Mapping[str, tuple[_ZoneRead, int, float]]  # each zone's read, since frame, time
 
 
 class _ZoneFits:
@@ -783,6 +805,48 @@ class Interpreter(Generic[S, M]):
         cfg = self.config
         return snapshot.frame - frame < cfg.pending_frames and snapshot.time - time < cfg.pending_seconds
 
+    def _standing(self, root: _Node[S, M], best: _Node[S, M], snapshot: TableSnapshot) -> _Pending | None:
+        """With `zone_pending`: when `best` has moves and leaves unexplained only zones that
+        the belief leaves unexplained too and that were pending, read as they read now,
+        before this snapshot, the wait of those zones alone (to keep once the moves are
+        taken); None otherwise."""
+        was = self._pending
+        if not self.config.zone_pending or not best.moves or not best.unexplained or was is None:
+            return None
+        for z in best.unexplained:
+            kept = was.since.get(z)
+            if z not in root.unexplained or kept is None or kept[0] != _zone_read(snapshot, z):
+                return None
+        return _Pending(
+            frame=was.frame, time=was.time,
+            signature=tuple((z, _zone_read(snapshot, z)[0]) for z in sorted(best.unexplained)),
+            first=was.first, first_time=was.first_time,
+            since=MappingProxyType({z: was.since[z] for z in best.unexplained}),
+        )
+
+    def _pending_for(self, unexplained: frozenset[str], snapshot: TableSnapshot) -> _Pending:
+        """The wait after `snapshot`, whose `unexplained` zones are pending: it restarts when
+        they read differently (a card seen again after a glare, a move still being made);
+        each zone's own wait restarts when that zone's faces or count do."""
+        was = self._pending
+        reads = {z: _zone_read(snapshot, z) for z in sorted(unexplained)}
+        signature = tuple((z, faces) for z, (faces, _) in reads.items())
+        before = was.since if was is not None else {}
+        since = {}
+        for z, read in reads.items():
+            kept = before.get(z)
+            since[z] = kept if kept is not None and kept[0] == read else (read, snapshot.frame, snapshot.time)
+        if was is not None and was.signature == signature:
+            return _Pending(
+                frame=was.frame, time=was.time, signature=signature, first=was.first,
+                first_time=was.first_time, since=MappingProxyType(since),
+            )
+        first = (was.first, was.first_time) if was is not None else (snapshot.frame, snapshot.time)
+        return _Pending(
+            frame=snapshot.frame, time=snapshot.time, signature=signature, first=first[0],
+            first_time=first[1], since=MappingProxyType(since),
+        )
+
     def _waiting(
         self, belief: S, best: _Node[S, M], rest: tuple[Explanation[S, M], ...], snapshot: TableSnapshot
     ) -> Interpretation[S, M]:
@@ -875,25 +939,40 @@ class Interpreter(Generic[S, M]):
                 alternatives=alternatives,
                 frame=snapshot.frame,
             )
-        # The wait restarts when the unexplained zones read differently (a card seen again
-        # after a glare, a move still being made): only a change that stays is a desync.
-        signature = tuple(
-            (z, tuple(c.best.face for c in snapshot.cards(z))) for z in sorted(best.unexplained)
-        )
-        if self._pending is None or self._pending.signature != signature:
-            first, first_time = (
-                (snapshot.frame, snapshot.time) if self._pending is None
-                else (self._pending.first, self._pending.first_time)
+        standing = self._standing(root, best, snapshot)
+        if standing is not None and not self._ambiguous(nodes, best, snapshot):
+            # Moves that explain all but zones that were pending, as they read now, before
+            # them (a counter read wrong for a while): take the moves; those zones keep
+            # their wait.
+            self._pending = standing
+            return Interpretation(
+                moves=best.moves, score=best.score, state=best.state, alternatives=alternatives,
+                frame=snapshot.frame,
             )
-            self._pending = _Pending(
-                frame=snapshot.frame, time=snapshot.time, signature=signature, first=first,
-                first_time=first_time,
-            )
+        # Only a change that stays is a desync (see `_pending_for`).
+        pending = self._pending = self._pending_for(best.unexplained, snapshot)
         stuck = (
-            snapshot.frame - self._pending.first >= STUCK_FACTOR * cfg.pending_frames
-            or snapshot.time - self._pending.first_time >= STUCK_FACTOR * cfg.pending_seconds
+            snapshot.frame - pending.first >= STUCK_FACTOR * cfg.pending_frames
+            or snapshot.time - pending.first_time >= STUCK_FACTOR * cfg.pending_seconds
         )
-        if self._within_pending(self._pending.frame, self._pending.time, snapshot) and not stuck:
+        if self._within_pending(pending.frame, pending.time, snapshot) and not stuck:
+            ripe = sorted(
+                z for z in root.unexplained & best.unexplained
+                if cfg.zone_pending and not self._within_pending(*pending.since[z][1:], snapshot)
+            )
+            if ripe:
+                # One zone has read the same for the whole pending time while others kept
+                # changing (the other players' moves): set that zone as it reads, and read
+                # the rest from there, instead of waiting for the whole table to be still.
+                self._pending = None
+                fixes = self.game.corrections(belief, snapshot, ripe)
+                state = belief
+                for move in fixes:
+                    state = self.ruleset.apply(state, move).state
+                return Interpretation(
+                    moves=fixes, score=root.score, state=state, desync=True,
+                    alternatives=alternatives, frame=snapshot.frame,
+                )
             return self._waiting(belief, best, alternatives, snapshot)
         # Held long enough: keep the best legal part, then make the belief match the table.
         self._pending = None
@@ -909,6 +988,11 @@ class Interpreter(Generic[S, M]):
             alternatives=alternatives,
             frame=snapshot.frame,
         )
+
+
+def _zone_read(snapshot: TableSnapshot, zone: str) -> _ZoneRead:
+    """How `zone` reads in `snapshot`, as far as a pending wait tells reads apart."""
+    return tuple(c.best.face for c in snapshot.cards(zone)), snapshot.counts.get(zone)
 
 
 def _unread_counters(look: Mapping[str, ExpectedZone], snapshot: TableSnapshot) -> tuple[str, ...]:

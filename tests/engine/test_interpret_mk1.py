@@ -165,6 +165,64 @@ def test_an_unexplained_change_goes_pending_then_desync() -> None:
     assert any(name(m) == "table-change" for m in later.moves)
 
 
+def test_a_zone_read_the_same_is_set_while_another_keeps_changing() -> None:
+    # Player 2's health reads 2 from the first snapshot on; player 1's comes and goes between
+    # 3 tokens and what the belief holds (a hand counting them), so the set of unexplained
+    # zones keeps changing. mk. I times each zone on its own: player 2's health is set as it
+    # reads once it has read so for the pending time, and player 1's is left to be explained.
+    before = GAME.initial_state(players=2, setup={})
+    start = len(GAME.zones(before)["health-1"])
+
+    def table(health_1: int) -> Mk1State:
+        state = before
+        for zone, count in (("health-2", 2), ("health-1", health_1)):
+            move = {"player": 1, "move": "table-change", "zone": zone, "count": count}
+            state = GAME.apply(state, GAME.parse_move(move)).state
+        return state
+
+    def reads(config: InterpretConfig) -> list[Any]:
+        interp = Interpreter(GAME, config)
+        return [interp.observe(before, render(table(3 if k % 2 else start), frame=10 + k))
+                for k in range(5)]
+
+    timed = reads(InterpretConfig.for_game("minecraft-mk1", pending_frames=3, pending_seconds=60.0))
+    assert start != 3 and [r.pending for r in timed[:3]] == [True, True, True]
+    fixed = timed[3]
+    assert fixed.desync and not fixed.pending
+    assert [GAME.move_to_dict(m)["zone"] for m in fixed.moves] == ["health-2"]
+    assert GAME.zones(fixed.state)["health-2"] == ("health", "health")
+    assert GAME.zones(fixed.state)["health-1"] == GAME.zones(before)["health-1"]
+    # Without it, the whole table waits: the flicker restarts the wait every read.
+    whole = reads(InterpretConfig.for_game("minecraft-mk1", pending_frames=3, pending_seconds=60.0,
+                                           zone_pending=False))
+    assert all(r.pending and not r.moves for r in whole)
+
+
+def test_a_zone_already_pending_does_not_hold_back_a_move_made_elsewhere() -> None:
+    # Player 2's health reads 2 tokens from the first snapshot on; then player 1 mines. The
+    # mine is taken at once, and player 2's health is set as it reads when its own wait,
+    # begun at the first snapshot, is over.
+    before = GAME.initial_state(players=2, setup={"mining": [None, None], "hotbar-1": ["pickaxe"]})
+    odd = GAME.apply(before, GAME.parse_move(
+        {"player": 1, "move": "table-change", "zone": "health-2", "count": 2})).state
+    mined = GAME.apply(odd, GAME.parse_move({"player": 1, "move": "mine"})).state
+    config = InterpretConfig.for_game("minecraft-mk1", pending_frames=3, pending_seconds=60.0)
+    interp = Interpreter(GAME, config)
+    assert interp.observe(before, render(odd, frame=10)).pending
+    took = interp.observe(before, render(mined, frame=11))
+    assert [name(m) for m in took.moves] == ["mine"] and not took.pending and not took.desync
+    assert GAME.zones(took.state)["health-2"] == GAME.zones(before)["health-2"]
+    assert interp.observe(took.state, render(mined, frame=12)).pending
+    fixed = interp.observe(took.state, render(mined, frame=13))
+    assert fixed.desync and [GAME.move_to_dict(m)["zone"] for m in fixed.moves] == ["health-2"]
+    assert GAME.zones(fixed.state)["health-2"] == ("health", "health")
+    # Timed as a whole, the mine waits with the rest.
+    whole = Interpreter(GAME, InterpretConfig.for_game(
+        "minecraft-mk1", pending_frames=3, pending_seconds=60.0, zone_pending=False))
+    whole.observe(before, render(odd, frame=10))
+    assert whole.observe(before, render(mined, frame=11)).moves == ()
+
+
 @pytest.mark.parametrize("seed", [3, 11])
 def test_a_simulated_game_is_followed_from_snapshots(seed: int) -> None:
     """Each settled snapshot after one move is explained without desync, and the belief looks
