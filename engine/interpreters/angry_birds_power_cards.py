@@ -7,7 +7,8 @@ when the top card is not known) and its height; `battle-N` shows the laid card's
 cards are dropped in any order), only its height.
 
 Moves proposed to the search: a `play` of each card newly seen in a battle slot (its first two
-candidates), `name-stat` for each stat under which someone wins once every card of the round
+candidates), or of the deck's top card when the deck shows another top and its battle slot
+cannot be read (a card there not named yet), `name-stat` for each stat under which someone wins once every card of the round
 lies on the table (the camera cannot hear the stat: the stat that makes the collecting player
 the winner explains the change best), `take` by each player and `to-pot` once the round can be
 settled, a one-card `build` of each just-won card whose back is newly seen on the winner's
@@ -107,11 +108,17 @@ class AbInterpreter:
         result = self.rules.round_result(state)
         for p in range(1, state.players + 1):
             zone = f"battle-{p}"
-            if zone not in unexplained or state.battle[p - 1]:
+            if state.battle[p - 1]:
                 continue
-            for seen in snapshot.cards(zone)[:1]:
-                for card in self._identities(seen):
-                    yield Play(player=p, card=card)
+            if zone in unexplained:
+                for seen in snapshot.cards(zone)[:1]:
+                    for card in self._identities(seen):
+                        yield Play(player=p, card=card)
+            elif zone not in snapshot.settled and f"deck-{p}" in unexplained and state.decks[p - 1]:
+                # The deck shows another top, and the battle slot cannot be read (a card there
+                # not named yet: a mug over half of it, a hand still on it): the top card laid
+                # (named when the belief knows it).
+                yield Play(player=p, card=state.decks[p - 1][0])
         cleared = any(
             state.battle[p - 1] and not snapshot.cards(f"battle-{p}")
             for p in range(1, state.players + 1)

@@ -63,6 +63,32 @@ def test_a_card_laid_in_a_battle_slot_is_a_play() -> None:
     assert _moves(before, after) == [{"player": 1, "move": "play", "card": "red-1"}]
 
 
+def test_a_deck_top_that_changed_while_its_battle_slot_cannot_be_read_is_a_play() -> None:
+    # Player 1's deck shows its next card's back, but the card laid in battle-1 is not named
+    # (a mug over half of it): the deck alone says the top card was laid.
+    before = _state({"player": 1, "move": "name-stat", "stat": "power"})
+    after = _state(
+        {"player": 1, "move": "name-stat", "stat": "power"},
+        {"player": 1, "move": "play", "card": "red-1"},
+    )
+    shown = _snapshot(after)
+    hidden = TableSnapshot(
+        frame=shown.frame, time=shown.time,
+        zones={z: c for z, c in shown.zones.items() if z != "battle-1"}, counts=shown.counts,
+        settled=shown.settled - {"battle-1"},
+    )
+    result = Interpreter(GAME).observe(before, hidden)
+    assert not result.pending and not result.desync
+    assert [GAME.move_to_dict(m) for m in result.moves] == [{"player": 1, "move": "play", "card": "red-1"}]
+    assert result.state.battle[0] == ("red-1",)
+    # With the slot read and empty, a new deck top alone is no play.
+    shown_empty = TableSnapshot(
+        frame=shown.frame, time=shown.time, zones={**shown.zones, "battle-1": ()},
+        counts=shown.counts, settled=shown.settled,
+    )
+    assert Interpreter(GAME).observe(before, shown_empty).moves == ()
+
+
 def test_nothing_changed_is_no_move() -> None:
     state = _state({"player": 1, "move": "play", "card": "red-1"})
     result = Interpreter(GAME).observe(state, _snapshot(state))
