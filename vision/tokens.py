@@ -54,15 +54,14 @@ class TokenModelError(ValueError):
 @dataclass(frozen=True, slots=True, kw_only=True)
 class TokenConfig:
     """Reading knobs. `threshold`: least peak score of a piece (lower finds tokens half hidden
-    but also counts look-alikes and the weak peak left in the gap between two close tokens;
-    0.6 reads held-out crops and rendered clips best, `models/tokens.md`); `die_threshold`: the same in a die zone, which holds one die
+    but also counts look-alikes); `die_threshold`: the same in a die zone, which holds one die
     at most, so a faint die (white on a pale cloth, far from the camera) is still read, while
     an empty die zone of the rendered clips in `models/tokens.md` reads none; `die_margin_mm`:
     a die whose centre lies this far outside its zone, in no other zone, is still its zone's
     (half a die: one rolled against the zone's edge); `min_distance_mm`: two peaks closer than
     this are one piece (below a token's radius: overlapping tokens still count twice)."""
 
-    threshold: float = 0.6
+    threshold: float = 0.45
     die_threshold: float = 0.25
     die_margin_mm: float = 8.0
     min_distance_mm: float = 9.0

@@ -155,26 +155,6 @@ def test_a_faint_die_is_read_in_its_zone_only() -> None:
     assert not strict
 
 
-def test_a_weak_peak_between_two_tokens_is_no_token() -> None:
-    """Six tokens laid close leave a weak peak (0.54, measured on a rendered clip) in the gap
-    between two of them: it is not a seventh token; a token half hidden under a card's edge
-    still peaks well above the threshold."""
-    classes = ("health", "hunger", "daylight", "d6", *(f"d6:{k}" for k in range(1, 7)))
-    cells = CROP_PX // STRIDE
-    heat = np.full((len(classes), cells, cells), 0.02, np.float32)
-    hunger = classes.index("hunger")
-    heat[hunger, 20, 20] = 0.98
-    heat[hunger, 20, 40] = 0.97
-    heat[hunger, 20, 30] = 0.54  # the gap between them
-    heat[hunger, 40, 30] = 0.7  # half hidden
-    model = _Heat(heat, classes)
-    crops = np.zeros((1, CROP_PX, CROP_PX, 3), np.float32)
-    (found,) = model.pieces(crops, [(0.0, 0.0)], TokenConfig())
-    assert len(found) == 3 and min(p.score for p in found) == pytest.approx(0.7)
-    (loose,) = model.pieces(crops, [(0.0, 0.0)], TokenConfig(threshold=0.45))
-    assert len(loose) == 4
-
-
 def test_a_die_against_its_zone_edge_is_its_zone_s() -> None:
     """A die whose centre lies just outside the die zone (rolled against its edge), in no
     other zone, is read; one well outside is not."""
