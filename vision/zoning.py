@@ -50,15 +50,11 @@ class ZoningConfig:
       A weaker one counts only once the identifier names it: until then it does not hold its
       zone back from being read, so that a faint false detection on the cloth freezes nothing,
       while a faint real card (small, far from the camera) is still read once it is named.
-    - `faces_once`: faces only one card of the deck shows (`Catalog.faces_once`). Two cards of
-      one zone named as such a face are one card seen twice (the finder laid a second quad
-      on it, a few pixels off): the zone keeps the one on top.
     """
 
     loose_zone: str | None = None
     table_margin_mm: float = 0.0
     sure_score: float = 0.5
-    faces_once: frozenset[str] = frozenset()
 
     def __post_init__(self) -> None:
         if self.loose_zone is not None and not self.loose_zone:
@@ -70,11 +66,8 @@ class ZoningConfig:
 
     @classmethod
     def for_game(cls, game: str) -> ZoningConfig:
-        """The defaults for `game` (its loose zone, if it has one; the faces its deck shows
-        once)."""
-        from engine import get_game
-
-        return cls(loose_zone=LOOSE_ZONES.get(game), faces_once=get_game(game).catalog.faces_once())
+        """The defaults for `game` (its loose zone, if it has one)."""
+        return cls(loose_zone=LOOSE_ZONES.get(game))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -157,23 +150,6 @@ def turned_round(track: Track, facing_deg: float) -> bool:
     return abs(rel) > 90.0
 
 
-def _seen_once(cards: tuple[ZonedCard, ...], once: frozenset[str]) -> tuple[ZonedCard, ...]:
-    """`cards` (top first) without the lower ones named as a face already named above them
-    that only one card of the deck shows."""
-    if not once or len(cards) < 2:
-        return cards
-    named: set[str] = set()
-    kept: list[ZonedCard] = []
-    for card in cards:
-        face = card.candidates[0].face if card.candidates else None
-        if face is not None and face in once:
-            if face in named:
-                continue
-            named.add(face)
-        kept.append(card)
-    return tuple(kept) if len(kept) < len(cards) else cards
-
-
 def _top_first(cards: list[ZonedCard]) -> tuple[ZonedCard, ...]:
     # Piles and spreads alike: the newest card was put down last, so it lies on top / is the
     # most recent. A pile shows only that one; the engine reads only the first card of a pile.
@@ -211,9 +187,7 @@ def assign_cards(layout: Layout, tracks: Sequence[Track], config: ZoningConfig) 
                 )
             )
     return ZoneContents(
-        zones=MappingProxyType(
-            {name: _seen_once(_top_first(cards), config.faces_once) for name, cards in found.items()}
-        ),
+        zones=MappingProxyType({name: _top_first(cards) for name, cards in found.items()}),
         outside=tuple(outside),
     )
 
