@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any, Generic, Protocol, TypeVar
 
@@ -478,12 +478,16 @@ _ZoneRead = tuple[tuple[str, ...], int | None]  # a zone's first faces and its c
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class _Pending:
-    frame: int
+    frame: int  # since when the unexplained zones read as they do (their first faces)
     time: float
-    signature: tuple[tuple[str, tuple[str, ...]], ...]  # the unexplained zones' first faces
     first: int  # frame since which something has been pending, however it read
     first_time: float  # and its time
     since: Mapping[str, tuple[_ZoneRead, int, float]]  # each zone's read, since frame, time
+
+    @property
+    def signature(self) -> tuple[tuple[str, tuple[str, ...]], ...]:
+        """The unexplained zones and their first faces: what restarts the whole wait."""
+        return tuple((z, read[0][0]) for z, read in sorted(self.since.items()))
 
 
 class _ZoneFits:
@@ -817,35 +821,26 @@ class Interpreter(Generic[S, M]):
             kept = was.since.get(z)
             if z not in root.unexplained or kept is None or kept[0] != _zone_read(snapshot, z):
                 return None
-        return _Pending(
-            frame=was.frame, time=was.time,
-            signature=tuple((z, _zone_read(snapshot, z)[0]) for z in sorted(best.unexplained)),
-            first=was.first, first_time=was.first_time,
-            since=MappingProxyType({z: was.since[z] for z in best.unexplained}),
-        )
+        return replace(was, since=MappingProxyType({z: was.since[z] for z in best.unexplained}))
 
     def _pending_for(self, unexplained: frozenset[str], snapshot: TableSnapshot) -> _Pending:
         """The wait after `snapshot`, whose `unexplained` zones are pending: it restarts when
         they read differently (a card seen again after a glare, a move still being made);
         each zone's own wait restarts when that zone's faces or count do."""
         was = self._pending
-        reads = {z: _zone_read(snapshot, z) for z in sorted(unexplained)}
-        signature = tuple((z, faces) for z, (faces, _) in reads.items())
-        before = was.since if was is not None else {}
+        now = (snapshot.frame, snapshot.time)
         since = {}
-        for z, read in reads.items():
-            kept = before.get(z)
-            since[z] = kept if kept is not None and kept[0] == read else (read, snapshot.frame, snapshot.time)
-        if was is not None and was.signature == signature:
-            return _Pending(
-                frame=was.frame, time=was.time, signature=signature, first=was.first,
-                first_time=was.first_time, since=MappingProxyType(since),
-            )
-        first = (was.first, was.first_time) if was is not None else (snapshot.frame, snapshot.time)
-        return _Pending(
-            frame=snapshot.frame, time=snapshot.time, signature=signature, first=first[0],
-            first_time=first[1], since=MappingProxyType(since),
-        )
+        for z in sorted(unexplained):
+            read = _zone_read(snapshot, z)
+            kept = was.since.get(z) if was is not None else None
+            since[z] = kept if kept is not None and kept[0] == read else (read, *now)
+        pending = _Pending(frame=now[0], time=now[1], first=now[0], first_time=now[1],
+                           since=MappingProxyType(since))
+        if was is None:
+            return pending
+        if was.signature == pending.signature:
+            return replace(was, since=pending.since)
+        return replace(pending, first=was.first, first_time=was.first_time)
 
     def _waiting(
         self, belief: S, best: _Node[S, M], rest: tuple[Explanation[S, M], ...], snapshot: TableSnapshot

@@ -8,9 +8,9 @@ cards are dropped in any order), only its height.
 
 Moves proposed to the search: a `play` of each card newly seen in a battle slot (its first two
 candidates), or of the deck's top card when the deck shows another top and its battle slot
-cannot be read (a card there not named yet), `name-stat` for each stat under which someone wins once every card of the round
-lies on the table (the camera cannot hear the stat: the stat that makes the collecting player
-the winner explains the change best), `take` by each player and `to-pot` once the round can be
+cannot be read (a card there not named yet), `name-stat` for each stat under which someone
+wins once every card of the round lies on the table (the camera cannot hear the stat: the
+stat that makes the collecting player the winner explains the change best), `take` by each player and `to-pot` once the round can be
 settled, a one-card `build` of each just-won card whose back is newly seen on the winner's
 structure, `take-back` when a structure shrinks under an empty deck, and `quick-variant` never
 (it changes no card). A round whose cards tie under some stat goes `to-pot` without a stat
