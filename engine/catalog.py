@@ -139,6 +139,15 @@ class Catalog:
         """The card types that have this face on one of their sides."""
         return tuple(c for c in self.cards.values() if face_id in (c.front, c.back))
 
+    def faces_once(self) -> frozenset[str]:
+        """The faces that only one physical card of the deck shows (on either side): a table
+        cannot show such a face twice."""
+        shown: dict[str, int] = {}
+        for c in self.cards.values():
+            for face in {c.front, c.back}:
+                shown[face] = shown.get(face, 0) + c.count
+        return frozenset(f for f, n in shown.items() if n == 1)
+
 
 def _freeze(value: Any) -> Any:
     if isinstance(value, dict):

@@ -24,7 +24,7 @@ from types import MappingProxyType
 
 import numpy as np
 
-from calibration.layout import Layout
+from calibration.layout import Layout, Stacking
 from engine.snapshot import Candidate, SeenCard
 from vision.tracker import Track
 
@@ -50,11 +50,20 @@ class ZoningConfig:
       A weaker one counts only once the identifier names it: until then it does not hold its
       zone back from being read, so that a faint false detection on the cloth freezes nothing,
       while a faint real card (small, far from the camera) is still read once it is named.
+    - `faces_once`: faces only one card of the deck shows (`Catalog.faces_once`). Two cards of
+      a pile or a one-card zone named as such a face are one card seen twice (the finder laid
+      a second quad on it, a few pixels off, or an old track of it lingers): the zone keeps
+      the one on top. In a spread (cards side by side or fanned) so only when their centres
+      lie less than `seen_twice` of the card's short side apart (`Layout.card_mm`): farther
+      apart they are two cards of the spread, one of them misnamed for now, and both are
+      kept for the identifier to settle.
     """
 
     loose_zone: str | None = None
     table_margin_mm: float = 0.0
     sure_score: float = 0.5
+    faces_once: frozenset[str] = frozenset()
+    seen_twice: float = 0.3
 
     def __post_init__(self) -> None:
         if self.loose_zone is not None and not self.loose_zone:
@@ -63,11 +72,16 @@ class ZoningConfig:
             raise ZoningError("ZoningConfig.table_margin_mm: must be 0 or more")
         if not 0.0 <= self.sure_score <= 1.0:
             raise ZoningError("ZoningConfig.sure_score: must lie in [0, 1]")
+        if not 0.0 <= self.seen_twice <= 1.0:
+            raise ZoningError("ZoningConfig.seen_twice: a fraction of the card's short side, in [0, 1]")
 
     @classmethod
     def for_game(cls, game: str) -> ZoningConfig:
-        """The defaults for `game` (its loose zone, if it has one)."""
-        return cls(loose_zone=LOOSE_ZONES.get(game))
+        """The defaults for `game` (its loose zone, if it has one; the faces its deck shows
+        once)."""
+        from engine import get_game
+
+        return cls(loose_zone=LOOSE_ZONES.get(game), faces_once=get_game(game).catalog.faces_once())
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -150,6 +164,35 @@ def turned_round(track: Track, facing_deg: float) -> bool:
     return abs(rel) > 90.0
 
 
+def _seen_once(cards: tuple[ZonedCard, ...], centres: Mapping[int, np.ndarray], once: frozenset[str],
+               within_mm: float | None) -> tuple[ZonedCard, ...]:
+    """`cards` (top first) without the lower ones named as a face that only one card of the
+    deck shows, already named by a card above them whose centre lies within `within_mm`
+    (None: anywhere in the zone)."""
+    if not once or len(cards) < 2:
+        return cards
+    kept: list[ZonedCard] = []
+    for card in cards:
+        face = card.candidates[0].face if card.candidates else None
+        if face is not None and face in once and any(
+            k.candidates and k.candidates[0].face == face
+            and (within_mm is None
+                 or float(np.hypot(*(centres[k.track_id] - centres[card.track_id]))) < within_mm)
+            for k in kept
+        ):
+            continue
+        kept.append(card)
+    return tuple(kept) if len(kept) < len(cards) else cards
+
+
+def _spread(layout: Layout, zone: str) -> bool:
+    """Whether `zone` lays its cards side by side or fanned (the loose zone does)."""
+    try:
+        return layout.zone(zone).stacking in (Stacking.ALL_VISIBLE, Stacking.FANNED)
+    except KeyError:
+        return True
+
+
 def _top_first(cards: list[ZonedCard]) -> tuple[ZonedCard, ...]:
     # Piles and spreads alike: the newest card was put down last, so it lies on top / is the
     # most recent. A pile shows only that one; the engine reads only the first card of a pile.
@@ -161,6 +204,8 @@ def assign_cards(layout: Layout, tracks: Sequence[Track], config: ZoningConfig) 
     names = zone_ids(layout, config)
     found: dict[str, list[ZonedCard]] = {name: [] for name in names}
     outside: list[int] = []
+    centres_by_id = {t.track_id: np.asarray(t.center_mm, np.float64) for t in tracks}
+    within_mm = config.seen_twice * min(layout.card_mm)
     if tracks:
         centres = np.array([t.center_mm for t in tracks], np.float64).reshape(-1, 2)
         hits = layout.assign_zones(centres)
@@ -187,7 +232,11 @@ def assign_cards(layout: Layout, tracks: Sequence[Track], config: ZoningConfig) 
                 )
             )
     return ZoneContents(
-        zones=MappingProxyType({name: _top_first(cards) for name, cards in found.items()}),
+        zones=MappingProxyType(
+            {name: _seen_once(_top_first(cards), centres_by_id, config.faces_once,
+                              within_mm if _spread(layout, name) else None)
+             for name, cards in found.items()}
+        ),
         outside=tuple(outside),
     )
 

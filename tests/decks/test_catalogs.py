@@ -190,6 +190,19 @@ def test_angry_birds_placeholder_deck() -> None:
         assert 1 <= s["rarity"] <= 5
         stats.add(tuple(s[k] for k in ("power", "distance", "aim", "rarity", "slingshot")))
     assert len(stats) == 36
+    # Every front is one card's; the backs are shared by several.
+    assert cat.faces_once() == {c.front for c in cat.cards.values()}
+
+
+def test_faces_once_are_the_faces_a_single_card_shows() -> None:
+    mattel = load_catalog("minecraft-card-game")
+    once = mattel.faces_once()
+    assert "diamond-3" in once and "resource-back" not in once
+    for face in once:
+        (card,) = mattel.cards_showing(face)
+        assert card.count == 1
+    mk1 = load_catalog("minecraft-mk1").faces_once()
+    assert {"furnace", "shelter"} <= mk1 and "food" not in mk1
 
 
 def test_ids_are_well_formed_and_sides_consistent() -> None:

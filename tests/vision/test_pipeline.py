@@ -111,9 +111,44 @@ def test_a_faint_card_counts_once_named_and_holds_no_zone_back_before() -> None:
     assert not assign_cards(layout, sure_unknown, config).ready("player-1")  # a card: wait for its name
 
 
+def test_a_card_the_deck_holds_once_seen_twice_in_a_zone_is_one_card() -> None:
+    # The finder laid a second quad, a few pixels off, on player 1's diamond sword: both
+    # tracks are named as it, and the deck holds one. Two wood-1 cards (the deck holds many)
+    # are two cards.
+    layout = build_layout("minecraft-card-game", 2)
+    x, y = layout.zone("player-1").center
+    config = ZoningConfig.for_game("minecraft-card-game")
+    assert "diamond-sword/tool" in config.faces_once and "wood-1" not in config.faces_once
+    tracks = [
+        track(1, (x, y), first=5, face="diamond-sword/tool"),
+        track(2, (x + 4.0, y), first=9, face="diamond-sword/tool"),
+        track(3, (x - 20.0, y), first=3),
+        track(4, (x - 30.0, y), first=2),
+    ]
+    contents = assign_cards(layout, tracks, config)
+    assert [c.track_id for c in contents.cards("player-1")] == [2, 3, 4]
+    assert [c.best.face for c in contents.seen("player-1")] == ["diamond-sword/tool", "wood-1", "wood-1"]
+    # A config without the catalog's faces keeps both.
+    assert len(assign_cards(layout, tracks, ZoningConfig()).cards("player-1")) == 4
+    # Half a card apart they are two cards of a spread, one misnamed for now: both are kept.
+    apart = [track(1, (x, y), first=5, face="diamond-sword/tool"),
+             track(2, (x + 30.0, y), first=9, face="diamond-sword/tool")]
+    assert [c.track_id for c in assign_cards(layout, apart, config).cards("player-1")] == [2, 1]
+    # A one-card zone holds one card however far apart the two quads lie: an old track of the
+    # card lingers beside the new one.
+    birds = build_layout("angry-birds-power-cards", 2)
+    bx, by = birds.zone("battle-1").center
+    assert birds.zone("battle-1").stacking == "single"
+    ab = ZoningConfig.for_game("angry-birds-power-cards")
+    slot = [track(1, (bx - 15.0, by), first=5, face="hal-2"), track(2, (bx + 15.0, by), first=9, face="hal-2")]
+    assert [c.track_id for c in assign_cards(birds, slot, ab).cards("battle-1")] == [2]
+
+
 def test_zoning_config_errors_name_the_field() -> None:
     with pytest.raises(ZoningError, match="loose_zone"):
         ZoningConfig(loose_zone="")
+    with pytest.raises(ZoningError, match="seen_twice"):
+        ZoningConfig(seen_twice=1.5)
     with pytest.raises(ZoningError, match="table_margin_mm"):
         ZoningConfig(table_margin_mm=-1.0)
     with pytest.raises(ZoningError, match="sure_score"):
