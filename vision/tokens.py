@@ -59,9 +59,15 @@ class TokenConfig:
     an empty die zone of the rendered clips in `models/tokens.md` reads none; `die_margin_mm`:
     a die whose centre lies this far outside its zone, in no other zone, is still its zone's
     (half a die: one rolled against the zone's edge); `min_distance_mm`: two peaks closer than
-    this are one piece (below a token's radius: overlapping tokens still count twice)."""
+    this are one piece (below a token's radius: overlapping tokens still count twice);
+    `confirm_below`: a token peak scoring less than this is looked at again, in the average of
+    its crop's eight turned views (`TokenModel.heatmaps_turned`), and counts only if it reaches
+    `confirm_threshold` there: a look-alike in the cloth (a knot in wood under brown tokens)
+    fades when turned, a real faint token does not (0 turns the second look off)."""
 
     threshold: float = 0.45
+    confirm_below: float = 0.7
+    confirm_threshold: float = 0.5
     die_threshold: float = 0.25
     die_margin_mm: float = 8.0
     min_distance_mm: float = 9.0
@@ -262,14 +268,34 @@ class TokenModel:
         for i, f in enumerate(flags):
             if f:
                 heats[i] = self.heatmaps_turned(crops[i])
-        for heat, centre, in_die_zone in zip(heats, centres_mm, dies, strict=True):
-            found = []
+        for i, (heat, centre, in_die_zone) in enumerate(zip(heats, centres_mm, dies, strict=True)):
             zone_cfg = replace(cfg, threshold=cfg.die_threshold) if in_die_zone else cfg
-            for kind, px, py, score in decode_peaks(heat, self.classes, zone_cfg):
+            peaks = decode_peaks(heat, self.classes, zone_cfg)
+            if not in_die_zone and not flags[i]:
+                peaks = self._confirmed(crops[i], peaks, cfg)
+            found = []
+            for kind, px, py, score in peaks:
                 mm = crop_px_to_mm(centre, np.array([px, py]))
                 found.append(Piece(kind=kind, center_mm=(float(mm[0]), float(mm[1])), score=score))
             out.append(found)
         return out
+
+    def _confirmed(self, crop: np.ndarray, peaks: list[tuple[str, float, float, float]],
+                   cfg: TokenConfig) -> list[tuple[str, float, float, float]]:
+        """`peaks` without the faint token peaks (`TokenConfig.confirm_below`) that do not reach
+        `confirm_threshold` in the crop's turned views (read only when there is such a peak)."""
+        faint = [p for p in peaks if p[3] < cfg.confirm_below and not p[0].startswith(DIE_PREFIX)]
+        if not faint:
+            return peaks
+        heat = self.heatmaps_turned(crop)
+        best = heat[[i for i, n in enumerate(self.classes) if ":" not in n]].max(axis=0)
+        h, w = best.shape
+
+        def turned_score(px: float, py: float) -> float:
+            x, y = int(px // STRIDE), int(py // STRIDE)
+            return float(best[max(0, y - 1):min(h, y + 2), max(0, x - 1):min(w, x + 2)].max())
+
+        return [p for p in peaks if p not in faint or turned_score(p[1], p[2]) >= cfg.confirm_threshold]
 
 
 def counter_zone_ids(layout: Layout) -> tuple[str, ...]:

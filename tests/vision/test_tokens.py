@@ -139,6 +139,44 @@ class _Heat(TokenModel):
         return self._heat
 
 
+class _TurnedHeat(_Heat):
+    """A tokens model whose turned views see other heatmaps than the plain crop."""
+
+    def __init__(self, heat: np.ndarray, turned: np.ndarray, classes: tuple[str, ...]) -> None:
+        super().__init__(heat, classes)
+        self._turned = turned
+        self.turned_reads = 0
+
+    def heatmaps_turned(self, crop: np.ndarray) -> np.ndarray:
+        self.turned_reads += 1
+        return self._turned
+
+
+def test_a_faint_token_counts_only_if_the_turned_views_confirm_it() -> None:
+    """A faint peak (0.5) that fades in the turned views (a knot in the wood) is not a token;
+    a faint one that stays (a real token far from the camera) is; a strong one is never looked
+    at again, and a crop without a faint peak is read once."""
+    classes = ("health", "hunger", "daylight", "d6", *(f"d6:{k}" for k in range(1, 7)))
+    cells = CROP_PX // STRIDE
+    k = classes.index("hunger")
+    heat = np.full((len(classes), cells, cells), 0.02, np.float32)
+    heat[k, 10, 10], heat[k, 30, 10], heat[k, 30, 40] = 0.95, 0.5, 0.55
+    turned = heat.copy()
+    turned[k, 10, 10], turned[k, 30, 10], turned[k, 30, 40] = 0.3, 0.2, 0.6
+    crops = np.zeros((1, CROP_PX, CROP_PX, 3), np.float32)
+    model = _TurnedHeat(heat, turned, classes)
+    (found,) = model.pieces(crops, [(0.0, 0.0)], TokenConfig())
+    kept = sorted((round(p.score, 2), p.kind) for p in found)
+    assert kept == [(0.55, "hunger"), (0.95, "hunger")] and model.turned_reads == 1
+    (all_three,) = model.pieces(crops, [(0.0, 0.0)], TokenConfig(confirm_below=0.0))
+    assert len(all_three) == 3 and model.turned_reads == 1
+    strong = heat.copy()
+    strong[k, 30, 10] = strong[k, 30, 40] = 0.02
+    sure = _TurnedHeat(strong, turned, classes)
+    (one,) = sure.pieces(crops, [(0.0, 0.0)], TokenConfig())
+    assert len(one) == 1 and sure.turned_reads == 0
+
+
 def test_a_faint_die_is_read_in_its_zone_only() -> None:
     """A die peaking at 0.35 (white on a pale cloth) is read in a die zone, which holds one die
     at most; the same peak elsewhere is not a piece."""
