@@ -182,15 +182,7 @@ def _seen_once(cards: tuple[ZonedCard, ...], centres: Mapping[int, np.ndarray], 
         ):
             continue
         kept.append(card)
-    return tuple(kept) if len(kept) < len(cards) else cards
-
-
-def _spread(layout: Layout, zone: str) -> bool:
-    """Whether `zone` lays its cards side by side or fanned (the loose zone does)."""
-    try:
-        return layout.zone(zone).stacking in (Stacking.ALL_VISIBLE, Stacking.FANNED)
-    except KeyError:
-        return True
+    return tuple(kept)
 
 
 def _top_first(cards: list[ZonedCard]) -> tuple[ZonedCard, ...]:
@@ -204,10 +196,10 @@ def assign_cards(layout: Layout, tracks: Sequence[Track], config: ZoningConfig) 
     names = zone_ids(layout, config)
     found: dict[str, list[ZonedCard]] = {name: [] for name in names}
     outside: list[int] = []
-    centres_by_id = {t.track_id: np.asarray(t.center_mm, np.float64) for t in tracks}
-    within_mm = config.seen_twice * min(layout.card_mm)
+    centres_by_id: dict[int, np.ndarray] = {}
     if tracks:
         centres = np.array([t.center_mm for t in tracks], np.float64).reshape(-1, 2)
+        centres_by_id = {t.track_id: c for t, c in zip(tracks, centres, strict=True)}
         hits = layout.assign_zones(centres)
         facing = zone_facing(layout)
         w, h = layout.table_mm
@@ -231,10 +223,13 @@ def assign_cards(layout: Layout, tracks: Sequence[Track], config: ZoningConfig) 
                     sure=track.peak_score >= config.sure_score,
                 )
             )
+    within_mm = config.seen_twice * min(layout.card_mm)
+    spreads = {z.id for z in layout.zones if z.stacking in (Stacking.ALL_VISIBLE, Stacking.FANNED)}
+    spreads.add(config.loose_zone or "")  # the loose zone lays its cards out side by side
     return ZoneContents(
         zones=MappingProxyType(
             {name: _seen_once(_top_first(cards), centres_by_id, config.faces_once,
-                              within_mm if _spread(layout, name) else None)
+                              within_mm if name in spreads else None)
              for name, cards in found.items()}
         ),
         outside=tuple(outside),
