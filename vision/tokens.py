@@ -129,6 +129,11 @@ def to_input(crops: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(crops.transpose(0, 3, 1, 2), np.float32) * (1.0 / 255.0)
 
 
+def piece_classes(classes: Sequence[str]) -> list[int]:
+    """Indices of the piece classes (tokens and `d6`; not the die's face classes `d6:k`)."""
+    return [i for i, n in enumerate(classes) if ":" not in n]
+
+
 def decode_peaks(heat: np.ndarray, classes: Sequence[str], config: TokenConfig) -> list[tuple[str, float, float, float]]:
     """Peaks of one crop's `(C, h, w)` sigmoid heatmaps: (class, x px, y px, score), best first.
 
@@ -136,7 +141,7 @@ def decode_peaks(heat: np.ndarray, classes: Sequence[str], config: TokenConfig) 
     class; a piece with face classes (`d6` has `d6:1`..`d6:6`) is given its strongest face;
     peaks closer than `min_distance_mm` to a stronger one are dropped. Positions are refined by
     the heat-weighted mean of the 3×3 neighbourhood, in crop pixels."""
-    objects = [i for i, n in enumerate(classes) if ":" not in n]
+    objects = piece_classes(classes)
     best = heat[objects].max(axis=0)
     cls = np.asarray(objects)[heat[objects].argmax(axis=0)]
     dil = cv2.dilate(best.astype(np.float32), np.ones((3, 3), np.uint8))
@@ -288,7 +293,7 @@ class TokenModel:
         if not faint:
             return peaks
         heat = self.heatmaps_turned(crop)
-        best = heat[[i for i, n in enumerate(self.classes) if ":" not in n]].max(axis=0)
+        best = heat[piece_classes(self.classes)].max(axis=0)
         h, w = best.shape
 
         def turned_score(px: float, py: float) -> float:
