@@ -75,6 +75,9 @@ class InterpretConfig:
     - `card_penalty`: cost of each expected card not seen or seen card not expected.
     - `count_penalty`: cost per card of difference between a zone's estimated count and the
       state's. Counts are estimates from stack height: keep it small.
+    - `hidden_penalty`: cost of each card that lies under another (`ExpectedZone.covered`) and
+      was not seen: far below `card_penalty`, so that a stack read with its lower cards hidden
+      matches, and above 0, so that one read whole fits better.
     - `order_penalty`: cost per pair of an ordered spread's cards (`ExpectedZone.ordered`)
       seen in the other order than the state lays them. Tiny: it only breaks ties between explanations
       that differ in the order of their moves.
@@ -119,6 +122,7 @@ class InterpretConfig:
     zone_penalty: float = 4.0
     card_penalty: float = 4.0
     count_penalty: float = 0.5
+    hidden_penalty: float = 0.25
     order_penalty: float = 0.01
     noise_rank: int = 2
     pending_frames: int = 30
@@ -149,7 +153,7 @@ class InterpretConfig:
             if getattr(self, name) < 1:
                 raise InterpretConfigError(f"interpret config: '{name}' must be at least 1")
         for name in ("move_penalty", "warning_penalty", "zone_penalty", "card_penalty",
-                     "count_penalty", "order_penalty", "pending_seconds", "confirm_margin", "confirm_frames",
+                     "count_penalty", "hidden_penalty", "order_penalty", "pending_seconds", "confirm_margin", "confirm_frames",
                      "hold_seconds", "reach_penalty"):
             if getattr(self, name) < 0:
                 raise InterpretConfigError(f"interpret config: '{name}' must not be negative")
@@ -344,6 +348,7 @@ class ZoneFit:
     exact: bool  # matches with every face the first candidate
     within_noise: bool  # matches with every face within the first `noise_rank` candidates
     lacking: int = 0  # expected cards not seen, when that is all that does not match
+    hidden: int = 0  # covered cards not seen (`ExpectedZone.covered`), though it matches
 
 
 def fit_zone(
@@ -386,7 +391,16 @@ def fit_zone(
         js = [j for _, j in sorted(m.pairs)]
         inversions = sum(1 for a in range(len(js)) for b in range(a + 1, len(js)) if js[a] > js[b])
         score -= config.order_penalty * inversions
-    unmatched = len(m.missing) + len(m.extra)
+    missing = m.missing
+    if expected.covered and missing:
+        # A card under another that was not seen: most likely hidden, not gone, but not noise
+        # either (the search looks for a change that explains the table better).
+        missing = tuple(i for i in missing if i not in expected.covered)
+        hidden = len(m.missing) - len(missing)
+        if hidden:
+            score -= config.hidden_penalty * hidden
+            exact = within = False
+    unmatched = len(missing) + len(m.extra)
     matches = unmatched == 0
     if not matches:
         score -= config.zone_penalty + config.card_penalty * unmatched
@@ -403,7 +417,8 @@ def fit_zone(
         matches=matches,
         exact=exact and matches,
         within_noise=within,
-        lacking=0 if m.extra else len(m.missing),
+        lacking=0 if m.extra else len(missing),
+        hidden=len(m.missing) - len(missing),
     )
 
 
@@ -556,12 +571,14 @@ class _Node(Generic[S, M]):
     appearance: dict[str, ExpectedZone]
     lacking: int = 0  # cards missing from unexplained zones that show nothing unexpected
     unheeded: int = 0  # zones where it disagrees with the hands (`_unheeded_hands`)
+    hidden: int = 0  # covered cards it expects that were not seen (`ZoneFit.hidden`)
 
     @property
     def settled(self) -> bool:
-        """Explains the table and agrees with the hands: no longer explanation through it
-        can do better on the evidence, only worse on moves."""
-        return self.explains and not self.unheeded
+        """Explains the table, agrees with the hands and sees every card it expects: no longer
+        explanation through it can do better on the evidence, only worse on moves (one with a
+        covered card not seen may: the card may be gone, not hidden)."""
+        return self.explains and not self.unheeded and not self.hidden
 
 
 class Interpreter(Generic[S, M]):
@@ -620,6 +637,7 @@ class Interpreter(Generic[S, M]):
         unexplained: set[str] = set()
         differs: set[str] = set()
         lacking = 0
+        hidden = 0
         look_get = look.get
         for zone, fits, by_id_get in reading.zones:
             expected = look_get(zone)
@@ -650,6 +668,7 @@ class Interpreter(Generic[S, M]):
                 lacking += fit.lacking if fit.lacking and spread else _NOT_LACKING
             if not fit.exact:
                 differs.add(zone)
+            hidden += fit.hidden
         unheeded = 0
         if snapshot.reached is not None:
             was = before or look
@@ -672,6 +691,7 @@ class Interpreter(Generic[S, M]):
             appearance=look,
             lacking=lacking,
             unheeded=unheeded,
+            hidden=hidden,
         )
 
     # -- search -------------------------------------------------------------------------------
@@ -787,6 +807,14 @@ class Interpreter(Generic[S, M]):
         self._hold = (since, best)
         return True
 
+    @staticmethod
+    def _unread(node: _Node[S, M], root: _Node[S, M], snapshot: TableSnapshot) -> bool:
+        """Whether a zone that `node` shows otherwise than `root` is not read in `snapshot`."""
+        was = root.appearance
+        return any(
+            zone not in snapshot.settled for zone, look in node.appearance.items() if was.get(zone) != look
+        )
+
     def _awaiting_hands(self, best: _Node[S, M], snapshot: TableSnapshot) -> bool:
         """Whether to wait because the best explanation is that nothing happened though a
         hand reached into a pile (it took a card off a face-down pile, and the rest of that
@@ -886,9 +914,12 @@ class Interpreter(Generic[S, M]):
             for n in nodes[1 : 1 + cfg.alternatives]
         )
         if root.within_noise:
-            # Consistent with the belief at the identifier's second choice: vision noise.
+            # Consistent with the belief at the identifier's second choice: vision noise. A
+            # held change stays held while a zone it changed cannot be read (a hand over it, a
+            # card there not named yet): this read says nothing of it.
             self._pending = None
-            self._hold = None
+            if self._hold is not None and not self._unread(self._hold[1], root, snapshot):
+                self._hold = None
             return Interpretation(
                 moves=(), score=root.score, state=belief, alternatives=(), frame=snapshot.frame
             )

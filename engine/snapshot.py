@@ -144,7 +144,10 @@ class ExpectedZone:
     camera lists them (most recent first), so that the order itself is evidence. `signature`
     fingerprints what a counter zone holds unseen (a face-down pile's cards), so that a card
     put on it and another taken off counts as a change where the count alone would not
-    (None: the count says it all).
+    (None: the count says it all). `covered` lists the spread's faces (by index) that lie
+    under another card of the zone (an Angry Birds structure's beams under its pig): the camera
+    may see too little of them to find them, so one not seen costs `hidden_penalty` and still
+    matches, where any other card not seen leaves the zone unexplained.
     """
 
     kind: ZoneKind
@@ -153,6 +156,7 @@ class ExpectedZone:
     soft: bool = False
     ordered: bool = False
     signature: int | None = None
+    covered: frozenset[int] = frozenset()
 
 
 Appearance = Mapping[str, ExpectedZone]

@@ -19,7 +19,7 @@ are per-game data (`LOOSE_ZONES`).
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from types import MappingProxyType
 
 import numpy as np
@@ -57,6 +57,12 @@ class ZoningConfig:
       lie less than `seen_twice` of the card's short side apart (`Layout.card_mm`): farther
       apart they are two cards of the spread, one of them misnamed for now, and both are
       kept for the identifier to settle.
+    - `unnamed_frames`: in a spread, a card found with confidence that the identifier has not
+      named after this many frames on the table (2 s at 15 frames a second), among named
+      cards of its zone (an Angry Birds structure's vertical half under its beam), stops
+      holding the zone back: the zone is read without it, as a card too covered to be named,
+      where it would otherwise never be read again. With no named card beside it, such a
+      card still holds its zone back (a card under a mug is not read as gone). None: never.
     """
 
     loose_zone: str | None = None
@@ -64,6 +70,7 @@ class ZoningConfig:
     sure_score: float = 0.5
     faces_once: frozenset[str] = frozenset()
     seen_twice: float = 0.3
+    unnamed_frames: int | None = 30
 
     def __post_init__(self) -> None:
         if self.loose_zone is not None and not self.loose_zone:
@@ -74,6 +81,8 @@ class ZoningConfig:
             raise ZoningError("ZoningConfig.sure_score: must lie in [0, 1]")
         if not 0.0 <= self.seen_twice <= 1.0:
             raise ZoningError("ZoningConfig.seen_twice: a fraction of the card's short side, in [0, 1]")
+        if self.unnamed_frames is not None and self.unnamed_frames < 1:
+            raise ZoningError("ZoningConfig.unnamed_frames: a number of frames, 1 or more, or None")
 
     @classmethod
     def for_game(cls, game: str) -> ZoningConfig:
@@ -94,6 +103,7 @@ class ZonedCard:
     candidates: tuple[Candidate, ...]  # identity evidence, best first; empty: not identified
     rotated_180: bool
     sure: bool = True  # found with confidence (`ZoningConfig.sure_score`); else counts once named
+    covered: bool = False  # unnamed for long, over or under a named card (`ZoningConfig.unnamed_frames`)
 
     @property
     def identified(self) -> bool:
@@ -118,8 +128,9 @@ class ZoneContents:
 
     def ready(self, zone: str) -> bool:
         """True when every card of the zone has been identified (the zone can be read); a
-        faint detection not named yet (`ZonedCard.sure` false) does not count."""
-        return all(c.identified or not c.sure for c in self.cards(zone))
+        faint detection not named yet (`ZonedCard.sure` false) or a card too covered to be
+        named (`ZonedCard.covered`) does not count."""
+        return all(c.identified or not c.sure or c.covered for c in self.cards(zone))
 
     def signature(self, zone: str) -> tuple[tuple[int, str | None], ...]:
         """What the zone shows, for noticing a change: its tracks and their best faces."""
@@ -185,6 +196,20 @@ def _seen_once(cards: tuple[ZonedCard, ...], centres: Mapping[int, np.ndarray], 
     return tuple(kept)
 
 
+def _covered(cards: list[ZonedCard], tracks: Mapping[int, Track], frames: int) -> list[ZonedCard]:
+    """`cards` with those unnamed for `frames` frames beside a named one marked `covered`
+    (see `ZoningConfig.unnamed_frames`)."""
+    if all(c.identified for c in cards) or not any(c.identified for c in cards):
+        return cards
+    out: list[ZonedCard] = []
+    for card in cards:
+        track = tracks[card.track_id]
+        if not card.identified and card.sure and track.last_frame - track.first_frame >= frames:
+            card = replace(card, covered=True)
+        out.append(card)
+    return out
+
+
 def _top_first(cards: list[ZonedCard]) -> tuple[ZonedCard, ...]:
     # Piles and spreads alike: the newest card was put down last, so it lies on top / is the
     # most recent. A pile shows only that one; the engine reads only the first card of a pile.
@@ -226,6 +251,10 @@ def assign_cards(layout: Layout, tracks: Sequence[Track], config: ZoningConfig) 
     within_mm = config.seen_twice * min(layout.card_mm)
     spreads = {z.id for z in layout.zones if z.stacking in (Stacking.ALL_VISIBLE, Stacking.FANNED)}
     spreads.add(config.loose_zone or "")  # the loose zone lays its cards out side by side
+    if config.unnamed_frames is not None and tracks:
+        by_id = {t.track_id: t for t in tracks}
+        for name in spreads & found.keys():
+            found[name] = _covered(found[name], by_id, config.unnamed_frames)
     return ZoneContents(
         zones=MappingProxyType(
             {name: _seen_once(_top_first(cards), centres_by_id, config.faces_once,

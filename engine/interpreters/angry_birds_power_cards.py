@@ -33,6 +33,7 @@ from engine.games.angry_birds_power_cards import (
     AngryBirdsPowerCards,
     Build,
     NameStat,
+    Part,
     Play,
     RoundKind,
     TableChange,
@@ -71,13 +72,31 @@ class AbInterpreter:
             out[f"battle-{p}"] = ExpectedZone(
                 kind=ZoneKind.SPREAD, faces=tuple(self._front[c] for c in battle), count=len(battle)
             )
-            parts = [c for s in reversed(state.structures[p - 1]) for c in reversed(s)]
+            parts, covered = self._structure_look(state.structures[p - 1])
             out[f"structure-{p}"] = ExpectedZone(
-                kind=ZoneKind.SPREAD, faces=tuple(self._back[c] for c in parts), count=len(parts)
+                kind=ZoneKind.SPREAD, faces=tuple(self._back[c] for c in parts), count=len(parts),
+                covered=covered,
             )
         pot: tuple[str | None, ...] = (None,) if state.pot else ()
         out["pot"] = ExpectedZone(kind=ZoneKind.PILE, faces=pot, count=len(state.pot))
         return out
+
+    def _structure_look(
+        self, structures: Iterable[Iterable[str]]
+    ) -> tuple[list[str], frozenset[int]]:
+        """A player's structure parts as the camera lists them (top first, the newest structure
+        first) and which of them lie under another part: the verticals once a beam is laid
+        across them, the beam once the pig sits on it."""
+        parts: list[str] = []
+        covered: set[int] = set()
+        for s in reversed(tuple(map(tuple, structures))):
+            above = False
+            for c in reversed(s):
+                if above:
+                    covered.add(len(parts))
+                parts.append(c)
+                above = above or self.rules.part(c) is not Part.VERTICAL
+        return parts, frozenset(covered)
 
     def is_forced(self, state: AbState) -> bool:
         return False

@@ -23,11 +23,24 @@ from engine.games.minecraft_card_game import (
     TntKeep,
     UseTool,
 )
-from engine.interpret import InterpretConfig, InterpretConfigError, Interpreter, match_spread
+from engine.interpret import (
+    InterpretConfig,
+    InterpretConfigError,
+    Interpreter,
+    fit_zone,
+    match_spread,
+)
 from engine.interpret_bench import BenchConfigError, CameraNoise, read_game, summarize_readings
 from engine.interpreters.minecraft_card_game import McgInterpreter
 from engine.simulate import simulate_game
-from engine.snapshot import Candidate, SeenCard, SnapshotError, TableSnapshot, ZoneKind
+from engine.snapshot import (
+    Candidate,
+    ExpectedZone,
+    SeenCard,
+    SnapshotError,
+    TableSnapshot,
+    ZoneKind,
+)
 
 GAME = get_game("minecraft-card-game")
 LOOK = McgInterpreter(GAME)
@@ -412,3 +425,23 @@ def test_the_player_who_just_played_acting_again_took_an_action_too_many() -> No
                        Mine(player=2, pile=2)).state
     later = Interpreter(GAME).observe(mined, render(truth, frame=2))
     assert [type(m).NAME for m in later.moves] == ["end-turn", "mine"]
+
+
+def test_a_covered_card_not_seen_still_matches_at_a_small_cost() -> None:
+    # A stack of three: the top card over two others (`covered`). Only the top seen: it
+    # matches, below a full read; a missing top card does not match at all.
+    cfg = InterpretConfig()
+    look = ExpectedZone(kind=ZoneKind.SPREAD, faces=("top", "mid", "low"), count=3, covered=frozenset({1, 2}))
+
+    def seen(*faces: str) -> list[SeenCard]:
+        return [SeenCard(candidates=(Candidate(face=f, score=0.9),)) for f in faces]
+
+    whole = fit_zone(look, seen("top", "mid", "low"), None, cfg)
+    assert whole.matches and whole.exact and whole.hidden == 0 and whole.score == 0.0
+    hidden = fit_zone(look, seen("top"), None, cfg)
+    assert hidden.matches and not hidden.exact and not hidden.within_noise
+    assert hidden.hidden == 2 and hidden.score == pytest.approx(-2 * cfg.hidden_penalty)
+    no_top = fit_zone(look, seen("mid", "low"), None, cfg)
+    assert not no_top.matches and no_top.lacking == 1
+    plain = fit_zone(ExpectedZone(kind=ZoneKind.SPREAD, faces=("top", "mid", "low"), count=3), seen("top"), None, cfg)
+    assert not plain.matches and plain.lacking == 2

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from engine import get_game
 from engine.games.angry_birds_power_cards import AbState
 from engine.interpret import InterpretConfig, Interpreter
@@ -214,12 +216,22 @@ def test_an_unseen_collector_is_held_even_while_a_structure_card_is_not_seen() -
     assert moves[1:] == [collected[1], {"player": 2, "move": "build", "cards": ["bomb-3"]}]
 
 
-def test_a_held_collector_is_taken_when_nothing_tells() -> None:
+@pytest.mark.parametrize("slots_unread", [False, True])
+def test_a_held_collector_is_taken_when_nothing_tells(slots_unread: bool) -> None:
     before = _state(*_LAID)
     after = _state(*_LAID, {"player": 1, "move": "name-stat", "stat": "power"}, {"player": 1, "move": "take"})
     config = InterpretConfig.for_game(GAME.id)
     interpreter = Interpreter(GAME, config)
     assert interpreter.observe(before, _without_deck_heights(_snapshot(after), 30)).pending
+    if slots_unread:
+        # Meanwhile a hand over the battle slots keeps them from being read, the rest of the
+        # table as the belief has it: that read says nothing of the collection, and the hold
+        # keeps its start.
+        unread = _without_deck_heights(_snapshot(before), 45)
+        covered = TableSnapshot(frame=45, time=1.5, zones=unread.zones, counts=unread.counts,
+                                settled=frozenset(z for z in unread.settled if not z.startswith("battle-")))
+        quiet = interpreter.observe(before, covered)
+        assert quiet.moves == () and not quiet.desync
     late = round(30 + config.hold_seconds * 30) + 1
     result = interpreter.observe(before, _without_deck_heights(_snapshot(after), late))
     assert not result.pending and not result.desync
@@ -342,3 +354,60 @@ def test_an_unheard_tie_whose_stats_disagree_is_replayed_by_the_cards_seen() -> 
     # Bomb 3 wins power: player 2 collects, without a stat being named.
     after = _state3(*laid, {"player": 2, "move": "take"})
     assert _moves(_state3(*laid), after) == [{"player": 2, "move": "take"}]
+
+
+# Two ice structures waiting for their pig: whoever wins the round tops theirs with it.
+_BEAMS = {
+    "deck-1": ["red-1", "bomb-3"],
+    "deck-2": ["king-pig", "chuck-3"],
+    "structure-1": ["matilda-3", "red-3", "blues-2"],
+    "structure-2": ["stella-1", "hal-1", "bomb-1"],
+}
+_WON = (
+    {"player": 1, "move": "name-stat", "stat": "power"},
+    {"player": 1, "move": "play", "card": "red-1"},
+    {"player": 2, "move": "play", "card": "king-pig"},
+)
+
+
+def _winner_took() -> tuple[tuple[dict[str, Any], ...], int]:
+    laid = _state(*_WON, setup=_BEAMS)
+    winner = GAME.round_result(laid).winner
+    assert winner is not None
+    return (*_WON, {"player": winner, "move": "take"}), winner
+
+
+def _only(snapshot: TableSnapshot, zone: str, *seen: int) -> TableSnapshot:
+    """`snapshot` with only the cards `seen` (by index) of `zone` seen, the rest hidden."""
+    zones = {**snapshot.zones, zone: tuple(snapshot.zones[zone][i] for i in seen)}
+    return TableSnapshot(frame=snapshot.frame, time=snapshot.time, zones=zones, counts=snapshot.counts,
+                         settled=snapshot.settled)
+
+
+def test_the_parts_under_a_structure_s_pig_are_covered_in_its_look() -> None:
+    took, winner = _winner_took()
+    built = _state(*took, {"player": winner, "move": "build", "cards": ["king-pig"]}, setup=_BEAMS)
+    look = LOOK.appearance(built)[f"structure-{winner}"]
+    assert look.faces[0] == "back.pig"
+    assert look.covered == frozenset({1, 2, 3})  # the beam under the pig, the verticals under it
+    two = LOOK.appearance(_state(setup={**SETUP, "structure-1": ["red-3", "blues-2"]}))["structure-1"]
+    assert two.covered == frozenset()  # two verticals side by side: nothing covers them
+
+
+def test_a_pig_on_the_beam_is_a_build_though_it_hides_the_beam() -> None:
+    # The camera sees the pig and one vertical: the beam and the other vertical lie under it.
+    took, winner = _winner_took()
+    before = _state(*took, setup=_BEAMS)
+    after = _state(*took, {"player": winner, "move": "build", "cards": ["king-pig"]}, setup=_BEAMS)
+    zone = f"structure-{winner}"
+    seen = _only(_snapshot(after, 30), zone, 0, 3)
+    assert [c.best.face for c in seen.zones[zone]] == ["back.pig", "back.ice-vertical"]
+    result = Interpreter(GAME, InterpretConfig.for_game(GAME.id)).observe(before, seen)
+    assert not result.pending and not result.desync
+    assert [GAME.move_to_dict(m) for m in result.moves] == [
+        {"player": winner, "move": "build", "cards": ["king-pig"]}
+    ]
+    # Seen so again, the built structure is no change: its lower parts are hidden, not gone.
+    again = Interpreter(GAME, InterpretConfig.for_game(GAME.id)).observe(result.state, seen)
+    assert again.moves == () and not again.pending and not again.desync
+

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -109,6 +110,33 @@ def test_a_faint_card_counts_once_named_and_holds_no_zone_back_before() -> None:
     assert [c.best.face for c in assign_cards(layout, faint_named, config).seen("player-1")] == ["tnt", "wood-1"]
     sure_unknown = [track(1, area, first=5), track(2, area, first=9, face=None, peak=0.8)]
     assert not assign_cards(layout, sure_unknown, config).ready("player-1")  # a card: wait for its name
+
+
+def test_a_card_never_named_beside_named_ones_stops_holding_its_spread_back() -> None:
+    # An Angry Birds structure: a vertical half under the beam is found but never named. Once
+    # it has lain unnamed for `unnamed_frames`, the structure is read without it; a card that
+    # lies alone unnamed (under a mug) still holds its zone back.
+    layout = build_layout("angry-birds-power-cards", 2)
+    spot = layout.zone("structure-1").center
+    other = layout.zone("structure-2").center
+    config = ZoningConfig.for_game("angry-birds-power-cards")
+    frames = config.unnamed_frames
+    assert frames is not None
+
+    def unnamed(track_id: int, center: tuple[float, float], age: int) -> Track:
+        t = track(track_id, center, first=100, face=None)
+        return replace(t, last_frame=100 + age)
+
+    pig = track(1, spot, first=90, face="back.pig")
+    young = assign_cards(layout, [pig, unnamed(2, spot, frames - 1)], config)
+    assert not young.ready("structure-1")
+    old = assign_cards(layout, [pig, unnamed(2, spot, frames)], config)
+    assert old.ready("structure-1")
+    assert [c.best.face for c in old.seen("structure-1")] == ["back.pig"]
+    alone = assign_cards(layout, [pig, unnamed(3, other, 10 * frames)], config)
+    assert not alone.ready("structure-2")
+    never = assign_cards(layout, [pig, unnamed(2, spot, 10 * frames)], replace(config, unnamed_frames=None))
+    assert not never.ready("structure-1")
 
 
 def test_a_card_the_deck_holds_once_seen_twice_in_a_zone_is_one_card() -> None:
