@@ -30,6 +30,8 @@ from vision.tracker import Track
 
 # Games whose engine knows a zone the layout leaves to a free spot of the table.
 LOOSE_ZONES: Mapping[str, str] = MappingProxyType({"minecraft-card-game": "tnt"})
+# Games whose spreads stack cards over one another (`ZoningConfig.unnamed_frames`): frames.
+UNNAMED_FRAMES: Mapping[str, int] = MappingProxyType({"angry-birds-power-cards": 30})
 
 PointMap = Callable[[np.ndarray], np.ndarray]
 
@@ -62,7 +64,9 @@ class ZoningConfig:
       cards of its zone (an Angry Birds structure's vertical half under its beam), stops
       holding the zone back: the zone is read without it, as a card too covered to be named,
       where it would otherwise never be read again. With no named card beside it, such a
-      card still holds its zone back (a card under a mug is not read as gone). None: never.
+      card still holds its zone back (a card under a mug is not read as gone). None (the
+      default; `for_game` sets it for the games in `UNNAMED_FRAMES`): never. Where cards of a
+      spread only overlap (a fanned hand), a card not yet named is better waited for.
     """
 
     loose_zone: str | None = None
@@ -70,7 +74,7 @@ class ZoningConfig:
     sure_score: float = 0.5
     faces_once: frozenset[str] = frozenset()
     seen_twice: float = 0.3
-    unnamed_frames: int | None = 30
+    unnamed_frames: int | None = None
 
     def __post_init__(self) -> None:
         if self.loose_zone is not None and not self.loose_zone:
@@ -87,10 +91,11 @@ class ZoningConfig:
     @classmethod
     def for_game(cls, game: str) -> ZoningConfig:
         """The defaults for `game` (its loose zone, if it has one; the faces its deck shows
-        once)."""
+        once; how long an unnamed card may hold a spread back, if that ends)."""
         from engine import get_game
 
-        return cls(loose_zone=LOOSE_ZONES.get(game), faces_once=get_game(game).catalog.faces_once())
+        return cls(loose_zone=LOOSE_ZONES.get(game), faces_once=get_game(game).catalog.faces_once(),
+                   unnamed_frames=UNNAMED_FRAMES.get(game))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
