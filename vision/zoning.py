@@ -108,7 +108,7 @@ class ZonedCard:
     candidates: tuple[Candidate, ...]  # identity evidence, best first; empty: not identified
     rotated_180: bool
     sure: bool = True  # found with confidence (`ZoningConfig.sure_score`); else counts once named
-    covered: bool = False  # unnamed for long, over or under a named card (`ZoningConfig.unnamed_frames`)
+    covered: bool = False  # in a spread, unnamed for long beside a named card (`ZoningConfig.unnamed_frames`)
 
     @property
     def identified(self) -> bool:
@@ -201,18 +201,12 @@ def _seen_once(cards: tuple[ZonedCard, ...], centres: Mapping[int, np.ndarray], 
     return tuple(kept)
 
 
-def _covered(cards: list[ZonedCard], tracks: Mapping[int, Track], frames: int) -> list[ZonedCard]:
-    """`cards` with those unnamed for `frames` frames beside a named one marked `covered`
-    (see `ZoningConfig.unnamed_frames`)."""
-    if all(c.identified for c in cards) or not any(c.identified for c in cards):
+def _named_beside(cards: list[ZonedCard]) -> list[ZonedCard]:
+    """`cards` with the `covered` mark kept only where a named card lies beside it (see
+    `ZoningConfig.unnamed_frames`): alone, an unnamed card still holds its zone back."""
+    if not any(c.covered for c in cards) or any(c.identified for c in cards):
         return cards
-    out: list[ZonedCard] = []
-    for card in cards:
-        track = tracks[card.track_id]
-        if not card.identified and card.sure and track.last_frame - track.first_frame >= frames:
-            card = replace(card, covered=True)
-        out.append(card)
-    return out
+    return [replace(c, covered=False) for c in cards]
 
 
 def _top_first(cards: list[ZonedCard]) -> tuple[ZonedCard, ...]:
@@ -224,6 +218,8 @@ def _top_first(cards: list[ZonedCard]) -> tuple[ZonedCard, ...]:
 def assign_cards(layout: Layout, tracks: Sequence[Track], config: ZoningConfig) -> ZoneContents:
     """Put each track in the innermost zone under its centre (table mm), top first per zone."""
     names = zone_ids(layout, config)
+    spreads = {z.id for z in layout.zones if z.stacking in (Stacking.ALL_VISIBLE, Stacking.FANNED)}
+    spreads.add(config.loose_zone or "")  # the loose zone lays its cards out side by side
     found: dict[str, list[ZonedCard]] = {name: [] for name in names}
     outside: list[int] = []
     centres_by_id: dict[int, np.ndarray] = {}
@@ -237,6 +233,7 @@ def assign_cards(layout: Layout, tracks: Sequence[Track], config: ZoningConfig) 
         on_table = (
             (centres[:, 0] >= -m) & (centres[:, 0] <= w + m) & (centres[:, 1] >= -m) & (centres[:, 1] <= h + m)
         )
+        frames = config.unnamed_frames
         for track, zone, inside in zip(tracks, hits, on_table, strict=True):
             if zone is None and config.loose_zone is not None and bool(inside):
                 zone = config.loose_zone
@@ -251,18 +248,16 @@ def assign_cards(layout: Layout, tracks: Sequence[Track], config: ZoningConfig) 
                     candidates=track.candidates,
                     rotated_180=turned_round(track, facing.get(zone, 0.0)),
                     sure=track.peak_score >= config.sure_score,
+                    covered=(
+                        frames is not None and not track.candidates and zone in spreads
+                        and track.last_frame - track.first_frame >= frames
+                    ),
                 )
             )
     within_mm = config.seen_twice * min(layout.card_mm)
-    spreads = {z.id for z in layout.zones if z.stacking in (Stacking.ALL_VISIBLE, Stacking.FANNED)}
-    spreads.add(config.loose_zone or "")  # the loose zone lays its cards out side by side
-    if config.unnamed_frames is not None and tracks:
-        by_id = {t.track_id: t for t in tracks}
-        for name in spreads & found.keys():
-            found[name] = _covered(found[name], by_id, config.unnamed_frames)
     return ZoneContents(
         zones=MappingProxyType(
-            {name: _seen_once(_top_first(cards), centres_by_id, config.faces_once,
+            {name: _seen_once(_top_first(_named_beside(cards)), centres_by_id, config.faces_once,
                               within_mm if name in spreads else None)
              for name, cards in found.items()}
         ),

@@ -23,7 +23,7 @@ the stats whose tied players did not lay them.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from engine.games.angry_birds_power_cards import (
@@ -81,15 +81,13 @@ class AbInterpreter:
         out["pot"] = ExpectedZone(kind=ZoneKind.PILE, faces=pot, count=len(state.pot))
         return out
 
-    def _structure_look(
-        self, structures: Iterable[Iterable[str]]
-    ) -> tuple[list[str], frozenset[int]]:
+    def _structure_look(self, structures: Sequence[Sequence[str]]) -> tuple[list[str], frozenset[int]]:
         """A player's structure parts as the camera lists them (top first, the newest structure
         first) and which of them lie under another part: the verticals once a beam is laid
         across them, the beam once the pig sits on it."""
         parts: list[str] = []
         covered: set[int] = set()
-        for s in reversed(tuple(map(tuple, structures))):
+        for s in reversed(structures):
             above = False
             for c in reversed(s):
                 if above:

@@ -8,6 +8,7 @@ nobody can see named.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -228,8 +229,7 @@ def test_a_held_collector_is_taken_when_nothing_tells(slots_unread: bool) -> Non
         # table as the belief has it: that read says nothing of the collection, and the hold
         # keeps its start.
         unread = _without_deck_heights(_snapshot(before), 45)
-        covered = TableSnapshot(frame=45, time=1.5, zones=unread.zones, counts=unread.counts,
-                                settled=frozenset(z for z in unread.settled if not z.startswith("battle-")))
+        covered = replace(unread, settled=frozenset(z for z in unread.settled if not z.startswith("battle-")))
         quiet = interpreter.observe(before, covered)
         assert quiet.moves == () and not quiet.desync
     late = round(30 + config.hold_seconds * 30) + 1
@@ -379,9 +379,7 @@ def _winner_took() -> tuple[tuple[dict[str, Any], ...], int]:
 
 def _only(snapshot: TableSnapshot, zone: str, *seen: int) -> TableSnapshot:
     """`snapshot` with only the cards `seen` (by index) of `zone` seen, the rest hidden."""
-    zones = {**snapshot.zones, zone: tuple(snapshot.zones[zone][i] for i in seen)}
-    return TableSnapshot(frame=snapshot.frame, time=snapshot.time, zones=zones, counts=snapshot.counts,
-                         settled=snapshot.settled)
+    return replace(snapshot, zones={**snapshot.zones, zone: tuple(snapshot.zones[zone][i] for i in seen)})
 
 
 def test_the_parts_under_a_structure_s_pig_are_covered_in_its_look() -> None:
