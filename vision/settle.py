@@ -302,6 +302,7 @@ class SettleGate:
         """Forget everything learned (background, references); zones start unsettled."""
         z = len(self._names)
         self._prev: np.ndarray | None = None
+        self._prev_colour: np.ndarray | None = None
         self._background: np.ndarray | None = None
         self._still_age: np.ndarray | None = None
         self._zone_masks = np.zeros((z, 0), bool)
@@ -340,15 +341,23 @@ class SettleGate:
             self._start(shape)
         small = shrink(frame, cfg.downscale)
         grey = cv2.cvtColor(small, cv2.COLOR_BGR2GRAY)
-        if self._prev is None or self._background is None or self._still_age is None:
+        if (self._prev is None or self._prev_colour is None or self._background is None
+                or self._still_age is None):
             self._prev = grey
+            self._prev_colour = small
             self._background = small.copy()
             self._still_age = np.zeros(grey.shape, np.int32)
         moving = motion_mask(grey, self._prev, cfg.motion_threshold)
+        # A pixel's stillness ends when its colour changes, not only its grey level: an arm of
+        # the cloth's brightness moves no grey level, and pixels long still would let it into
+        # the background at once (`absorb_frames`), to haunt the picture as a resting arm
+        # once it has gone.
+        recoloured = foreground_mask(small, self._prev_colour, cfg.motion_threshold)
         self._prev = grey
+        self._prev_colour = small
         age = self._still_age
         age += 1
-        age[moving] = 0
+        age[moving | recoloured] = 0
         np.minimum(age, cfg.absorb_frames, out=age)
         foreground = foreground_mask(small, self._background, cfg.foreground_threshold)
         skin = skin_mask(small, cfg)

@@ -312,6 +312,37 @@ def test_a_resting_arm_blocks_its_zone_until_absorbed() -> None:
     assert any("B" in s.settled for s in states[60:])  # a statue of a hand becomes scenery
 
 
+def test_an_arm_as_bright_as_the_cloth_leaves_no_ghost_behind() -> None:
+    # A sleeve of the felt's grey level but another colour: its arrival moves no grey level.
+    # The table lay still long enough for every pixel to be due for the background
+    # (`absorb_frames`); the sleeve must not be learned then. Otherwise, once the arm has gone
+    # (its folds moving till the last frame), the felt it uncovers differs from that
+    # background in the arm's shape and, joined to the pink card the hand laid, is taken for
+    # an arm resting at the edge, which keeps zone B from settling for `absorb_frames`.
+    cfg = SettleConfig(absorb_frames=60)
+    felt_grey = float(cv2.cvtColor(np.uint8([[[45, 105, 55]]]), cv2.COLOR_BGR2GRAY)[0, 0])
+    sleeve = (150, 60, 103)  # violet, as bright as the felt
+    sleeve_grey = float(cv2.cvtColor(np.uint8([[sleeve]]), cv2.COLOR_BGR2GRAY)[0, 0])
+    assert abs(sleeve_grey - felt_grey) < cfg.motion_threshold
+    gate = SettleGate(ZONES, cfg)
+    base = table(13)
+    cam = Camera(seed=14)
+    for _ in range(cfg.absorb_frames + 5):
+        gate.update(cam.shoot(base))
+    with_card = base.copy()
+    draw_card(with_card, 980, 420, SKIN[1])  # its near end under the sleeve
+    creased = (125, 45, 80)  # the sleeve's folds shift as the hand lays the card and lingers
+    edge, wrist = np.array([980.0, 720.0]), np.array([980.0, 470.0])
+    for k in range(20):
+        img = with_card.copy()
+        Hand(skin=SKIN[2], sleeve=creased if k % 2 else sleeve).draw(img, edge, wrist)
+        gate.update(cam.shoot(img))
+    after = [gate.update(cam.shoot(with_card)) for _ in range(30)]
+    first = next((i for i, s in enumerate(after) if "B" in s.settled), None)
+    assert first is not None and first <= cfg.hand_memory_frames + cfg.still_frames + 2
+    assert "B" in after[first].changed_since_last_settle
+
+
 def test_a_small_skin_coloured_thing_left_at_the_edge_is_not_a_resting_arm() -> None:
     # A pink cup put down at the picture's bottom edge, in a zone that reaches the edge: it is
     # skin-coloured and touches the border, but it is far smaller than an arm, so the zone
