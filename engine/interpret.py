@@ -923,9 +923,19 @@ class Interpreter(Generic[S, M]):
             return Interpretation(
                 moves=(), score=root.score, state=belief, alternatives=(), frame=snapshot.frame
             )
-        if self._hold is not None and (
-            not self._acceptable(best) or snapshot.time - self._hold[0] >= cfg.hold_seconds
-        ):
+        ran_out = self._hold is not None and snapshot.time - self._hold[0] >= cfg.hold_seconds
+        if ran_out and best.explains:
+            # The hold ran out on a read that the best explanation from the belief explains
+            # whole (the build that tells who collected, come late): take it rather than the
+            # held guess, whose rivals this read may rule out.
+            self._hold = None
+            self._pending = None
+            self._confirm = None
+            return Interpretation(
+                moves=best.moves, score=best.score, state=best.state, alternatives=alternatives,
+                frame=snapshot.frame,
+            )
+        if self._hold is not None and (ran_out or not self._acceptable(best)):
             # The hold ran out, or the table moved on in a way the held change cannot explain
             # along with it: take the held change (read from the fullest view of it) now and
             # read the rest from it.

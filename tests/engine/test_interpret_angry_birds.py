@@ -192,6 +192,26 @@ def test_an_unseen_collector_is_held_until_the_winner_builds() -> None:
     ]
 
 
+@pytest.mark.parametrize(("collector", "stat"), [(1, "power"), (2, "rarity")])
+def test_a_build_read_as_the_hold_runs_out_tells_the_collector(collector: int, stat: str) -> None:
+    # The winner's structure is read only once the hold has run out (a hand lingered over
+    # it): that read tells who collected, and wins over the held guess, whoever it was.
+    before = _state(*_LAID)
+    collected = [{"player": 1, "move": "name-stat", "stat": stat}, {"player": collector, "move": "take"}]
+    config = InterpretConfig.for_game(GAME.id)
+    interpreter = Interpreter(GAME, config)
+    held = interpreter.observe(before, _without_deck_heights(_snapshot(_state(*_LAID, *collected)), 30))
+    assert held.pending and held.moves == ()
+    build = {"player": collector, "move": "build", "cards": ["red-1"]}
+    late = round(30 + config.hold_seconds * 30) + 1
+    built = _state(*_LAID, *collected, build)
+    result = interpreter.observe(before, _without_deck_heights(_snapshot(built), late))
+    assert not result.pending and not result.desync
+    moves = [GAME.move_to_dict(m) for m in result.moves]
+    assert moves[1:] == [collected[1], build]
+    assert GAME.round_result(_state(*_LAID, moves[0])).winner == collector
+
+
 def test_an_unseen_collector_is_held_even_while_a_structure_card_is_not_seen() -> None:
     # As above, in the second round, while player 1's structure card is hidden for a moment (a
     # hand, a glare): "all but a card not seen" may be taken at once, but not while a rival
