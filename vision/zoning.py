@@ -22,6 +22,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from types import MappingProxyType
 
+import cv2
 import numpy as np
 
 from calibration.layout import Layout, Stacking
@@ -67,6 +68,13 @@ class ZoningConfig:
       card still holds its zone back (a card under a mug is not read as gone). None (the
       default; `for_game` sets it for the games in `UNNAMED_FRAMES`): never. Where cards of a
       spread only overlap (a fanned hand), a card not yet named is better waited for.
+    - `overlap_share`: with `unnamed_frames` set, a card not named that lies at least this
+      share of its area (in the picture) on a named card of its spread or one-card slot is
+      covered at once,
+      without waiting `unnamed_frames`: it is a card under the named one, or the finder's
+      second quad on the named card itself, a few pixels off (a sheet of paper beside the
+      card draws it out), and either would otherwise keep the zone from being read while the
+      card lies there alone.
     """
 
     loose_zone: str | None = None
@@ -75,6 +83,7 @@ class ZoningConfig:
     faces_once: frozenset[str] = frozenset()
     seen_twice: float = 0.3
     unnamed_frames: int | None = None
+    overlap_share: float = 0.5
 
     def __post_init__(self) -> None:
         if self.loose_zone is not None and not self.loose_zone:
@@ -87,6 +96,8 @@ class ZoningConfig:
             raise ZoningError("ZoningConfig.seen_twice: a fraction of the card's short side, in [0, 1]")
         if self.unnamed_frames is not None and self.unnamed_frames < 1:
             raise ZoningError("ZoningConfig.unnamed_frames: a number of frames, 1 or more, or None")
+        if not 0.0 < self.overlap_share <= 1.0:
+            raise ZoningError("ZoningConfig.overlap_share: a share of a card's area, in (0, 1]")
 
     @classmethod
     def for_game(cls, game: str) -> ZoningConfig:
@@ -108,7 +119,7 @@ class ZonedCard:
     candidates: tuple[Candidate, ...]  # identity evidence, best first; empty: not identified
     rotated_180: bool
     sure: bool = True  # found with confidence (`ZoningConfig.sure_score`); else counts once named
-    covered: bool = False  # in a spread, unnamed for long beside a named card (`ZoningConfig.unnamed_frames`)
+    covered: bool = False  # in a spread, unnamed for long beside, or lying on, a named card (`ZoningConfig.unnamed_frames`)
 
     @property
     def identified(self) -> bool:
@@ -201,6 +212,25 @@ def _seen_once(cards: tuple[ZonedCard, ...], centres: Mapping[int, np.ndarray], 
     return tuple(kept)
 
 
+def _on_named(cards: list[ZonedCard], corners: Mapping[int, np.ndarray], share: float) -> list[ZonedCard]:
+    """`cards` with each sure card not named that lies at least `share` of its area on a named
+    card of the same zone marked `covered` (see `ZoningConfig.overlap_share`)."""
+    named = [corners[c.track_id] for c in cards if c.identified]
+    if not named:
+        return cards
+    out: list[ZonedCard] = []
+    for card in cards:
+        if card.sure and not card.identified and not card.covered:
+            quad = corners[card.track_id]
+            area = float(cv2.contourArea(quad))
+            if area > 0 and any(
+                float(cv2.intersectConvexConvex(quad, other)[0]) >= share * area for other in named
+            ):
+                card = replace(card, covered=True)
+        out.append(card)
+    return out
+
+
 def _named_beside(cards: list[ZonedCard]) -> list[ZonedCard]:
     """`cards` with the `covered` mark kept only where a named card lies beside it (see
     `ZoningConfig.unnamed_frames`): alone, an unnamed card still holds its zone back."""
@@ -254,6 +284,11 @@ def assign_cards(layout: Layout, tracks: Sequence[Track], config: ZoningConfig) 
                     ),
                 )
             )
+    if config.unnamed_frames is not None:
+        hulls = {t.track_id: cv2.convexHull(np.asarray(t.corners, np.float32)) for t in tracks}
+        laid = spreads | {z.id for z in layout.zones if z.stacking is Stacking.SINGLE}
+        for name in laid & found.keys():
+            found[name] = _on_named(found[name], hulls, config.overlap_share)
     within_mm = config.seen_twice * min(layout.card_mm)
     return ZoneContents(
         zones=MappingProxyType(

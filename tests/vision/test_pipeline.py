@@ -139,6 +139,33 @@ def test_a_card_never_named_beside_named_ones_stops_holding_its_spread_back() ->
     assert not never.ready("structure-1")
 
 
+def test_an_unnamed_quad_lying_on_a_named_card_holds_no_zone_back() -> None:
+    # Beside a sheet of paper the finder laid a second quad, 18 pixels off, on a battle card.
+    # Never named, it kept the slot from being read until a hand came back over it, so the
+    # card's play was never read. Lying mostly on the named card, it is covered at once.
+    layout = build_layout("angry-birds-power-cards", 2)
+    spot = layout.zone("battle-1").center
+    config = ZoningConfig.for_game("angry-birds-power-cards")
+    assert config.unnamed_frames is not None and config.overlap_share == 0.5
+
+    def quad(x0: float) -> np.ndarray:
+        return np.array([[x0, 116], [x0 + 46, 119], [x0 + 46, 180], [x0, 177]], np.float32)
+
+    card = replace(track(1, spot, first=90, face="red-1"), corners=quad(631))
+    double = replace(track(2, spot, first=100, face=None), corners=quad(649))
+    contents = assign_cards(layout, [card, double], config)
+    assert contents.ready("battle-1")
+    assert [c.best.face for c in contents.seen("battle-1")] == ["red-1"]
+    # Lying mostly off the named card, it is another card, waited for as before.
+    beside = replace(double, corners=quad(661))
+    assert not assign_cards(layout, [card, beside], config).ready("battle-1")
+    # So is a card alone, and any card where unnamed cards are always waited for.
+    assert not assign_cards(layout, [double], config).ready("battle-1")
+    assert not assign_cards(layout, [card, double], replace(config, unnamed_frames=None)).ready("battle-1")
+    with pytest.raises(ZoningError, match="overlap_share"):
+        ZoningConfig(overlap_share=0.0)
+
+
 def test_a_card_the_deck_holds_once_seen_twice_in_a_zone_is_one_card() -> None:
     # The finder laid a second quad, a few pixels off, on player 1's diamond sword: both
     # tracks are named as it, and the deck holds one. Two wood-1 cards (the deck holds many)
