@@ -698,13 +698,25 @@ class Animator:
 
 
 def _clutter_off_zones(rng: np.random.Generator, layout: Layout, count: int) -> tuple[ClutterItem, ...]:
+    """Up to `count` things on or beside the table, none in a zone, none near a marker. A
+    mug stands on the table by its whole base: no card can be laid under it, so no point of
+    its base lies in a zone (its body may still lean over a zone's cards in the picture).
+    Flat things lie under the cards and are kept off the zones by their centre."""
     w, h = layout.table_mm
     out: list[ClutterItem] = []
+    rim = np.linspace(0.0, 2.0 * math.pi, 16, endpoint=False)
     for item in random_clutter(rng, (-150.0, -150.0, w + 150.0, h + 150.0), count * 4):
         x, y = item.center_mm
-        on_table = 0.0 <= x <= w and 0.0 <= y <= h
         near_marker = any(math.hypot(x - mx, y - my) < 110.0 for mx, my in ((0, 0), (w, 0), (w, h), (0, h)))
-        if (on_table and layout.zone_at((x, y)) is not None) or near_marker:
+        footprint = [(x, y)]
+        if item.kind.value == "mug":
+            r = item.size_mm[0] / 2.0
+            footprint += [(x + r * math.cos(a), y + r * math.sin(a)) for a in rim]
+        on_zone = any(
+            0.0 <= px <= w and 0.0 <= py <= h and layout.zone_at((px, py)) is not None
+            for px, py in footprint
+        )
+        if on_zone or near_marker:
             continue
         out.append(replace(item, over_cards=item.kind.value == "mug"))
         if len(out) == count:
