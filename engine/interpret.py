@@ -39,8 +39,12 @@ class InterpretConfigError(EngineError):
 
 HOLD_SECONDS: dict[str, float] = {
     # Who collected a round is seen only when they build with a won card, which players do a
-    # few seconds after collecting (the next round's cards come later).
-    "angry-birds-power-cards": 6.0,
+    # few seconds after collecting (the next round's cards come later). The hold starts when
+    # the first card leaves a battle slot, and a winner who gathers the cards, squares them
+    # and builds two parts takes up to eight seconds from there; a longer hold delays only
+    # who collected (the round's outcome was announced before), and a change the held
+    # explanation cannot account for still ends it at once.
+    "angry-birds-power-cards": 12.0,
 }
 """Games whose camera cannot tell some explanations apart: seconds to hold such a change."""
 

@@ -212,6 +212,23 @@ def test_a_build_read_as_the_hold_runs_out_tells_the_collector(collector: int, s
     assert GAME.round_result(_state(*_LAID, moves[0])).winner == collector
 
 
+@pytest.mark.parametrize(("collector", "stat"), [(1, "power"), (2, "rarity")])
+def test_a_collector_is_held_through_quiet_reads_until_a_build_nine_seconds_on(collector: int, stat: str) -> None:
+    # The winner gathers the cards, squares them and builds seconds later; reads of the
+    # quiet table meanwhile tell nothing and must not end the hold with a guess.
+    before = _state(*_LAID)
+    collected = [{"player": 1, "move": "name-stat", "stat": stat}, {"player": collector, "move": "take"}]
+    interpreter = Interpreter(GAME, InterpretConfig.for_game(GAME.id))
+    quiet = _snapshot(_state(*_LAID, *collected))
+    for second in (1, 4, 7):
+        held = interpreter.observe(before, _without_deck_heights(quiet, 30 * second))
+        assert held.pending and held.moves == (), second
+    build = {"player": collector, "move": "build", "cards": ["red-1"]}
+    built = _snapshot(_state(*_LAID, *collected, build))
+    result = interpreter.observe(before, _without_deck_heights(built, 30 * 10))
+    assert [GAME.move_to_dict(m) for m in result.moves][1:] == [collected[1], build]
+
+
 def test_an_unseen_collector_is_held_even_while_a_structure_card_is_not_seen() -> None:
     # As above, in the second round, while player 1's structure card is hidden for a moment (a
     # hand, a glare): "all but a card not seen" may be taken at once, but not while a rival
