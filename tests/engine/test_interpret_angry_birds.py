@@ -229,6 +229,29 @@ def test_a_collector_is_held_through_quiet_reads_until_a_build_nine_seconds_on(c
     assert [GAME.move_to_dict(m) for m in result.moves][1:] == [collected[1], build]
 
 
+def test_two_won_cards_with_one_back_built_together_are_taken_at_once() -> None:
+    # Red 1 and Stella 2 both show a wood vertical's back. Built in either order they look
+    # the same, now and later: no read can tell, so the builds are read at once, not held.
+    setup = {"deck-1": ["red-1", "bomb-3", "hal-1"], "deck-2": ["stella-2", "blues-1", "chuck-3"]}
+    assert GAME.catalog.cards["red-1"].back == GAME.catalog.cards["stella-2"].back
+    laid = ({"player": 1, "move": "play", "card": "red-1"}, {"player": 2, "move": "play", "card": "stella-2"})
+    before = _state(*laid, setup=setup)
+    stat = next(s for s, o in GAME.round_result(before).by_stat.items() if o["winner"] is not None)
+    winner = GAME.round_result(before).by_stat[stat]["winner"]
+    done = (
+        {"player": 1, "move": "name-stat", "stat": stat}, {"player": winner, "move": "take"},
+        {"player": winner, "move": "build", "cards": ["red-1"]},
+        {"player": winner, "move": "build", "cards": ["stella-2"]},
+    )
+    interpreter = Interpreter(GAME, InterpretConfig.for_game(GAME.id))
+    result = interpreter.observe(before, _without_deck_heights(_snapshot(_state(*laid, *done, setup=setup)), 30))
+    assert not result.pending and not result.desync
+    moves = [GAME.move_to_dict(m) for m in result.moves]
+    assert [m["move"] for m in moves] == ["name-stat", "take", "build", "build"]
+    assert moves[1]["player"] == winner
+    assert sorted(c for m in moves[2:] for c in m["cards"]) == ["red-1", "stella-2"]
+
+
 def test_an_unseen_collector_is_held_even_while_a_structure_card_is_not_seen() -> None:
     # As above, in the second round, while player 1's structure card is hidden for a moment (a
     # hand, a glare): "all but a card not seen" may be taken at once, but not while a rival
