@@ -69,8 +69,8 @@ class ZoningConfig:
       default; `for_game` sets it for the games in `UNNAMED_FRAMES`): never. Where cards of a
       spread only overlap (a fanned hand), a card not yet named is better waited for.
     - `overlap_share`: with `unnamed_frames` set, a card not named that lies at least this
-      share of its area (in the picture) on a named card of its spread or one-card slot is
-      covered at once,
+      share of its area (in the picture) on a named card of its spread is covered at once (in
+      a one-card slot that holds a named card, any card not named is),
       without waiting `unnamed_frames`: it is a card under the named one, or the finder's
       second quad on the named card itself, a few pixels off (a sheet of paper beside the
       card draws it out), and either would otherwise keep the zone from being read while the
@@ -214,7 +214,8 @@ def _seen_once(cards: tuple[ZonedCard, ...], centres: Mapping[int, np.ndarray], 
 
 def _on_named(cards: list[ZonedCard], corners: Mapping[int, np.ndarray], share: float) -> list[ZonedCard]:
     """`cards` with each sure card not named that lies at least `share` of its area on a named
-    card of the same zone marked `covered` (see `ZoningConfig.overlap_share`)."""
+    card of the same zone marked `covered` (see `ZoningConfig.overlap_share`); with `share` 0,
+    every such card beside a named one."""
     named = [corners[c.track_id] for c in cards if c.identified]
     if not named:
         return cards
@@ -223,9 +224,9 @@ def _on_named(cards: list[ZonedCard], corners: Mapping[int, np.ndarray], share: 
         if card.sure and not card.identified and not card.covered:
             quad = corners[card.track_id]
             area = float(cv2.contourArea(quad))
-            if area > 0 and any(
+            if not share or (area > 0 and any(
                 float(cv2.intersectConvexConvex(quad, other)[0]) >= share * area for other in named
-            ):
+            )):
                 card = replace(card, covered=True)
         out.append(card)
     return out
@@ -286,9 +287,12 @@ def assign_cards(layout: Layout, tracks: Sequence[Track], config: ZoningConfig) 
             )
     if config.unnamed_frames is not None:
         hulls = {t.track_id: cv2.convexHull(np.asarray(t.corners, np.float32)) for t in tracks}
-        laid = spreads | {z.id for z in layout.zones if z.stacking is Stacking.SINGLE}
-        for name in laid & found.keys():
-            found[name] = _on_named(found[name], hulls, config.overlap_share)
+        singles = {z.id for z in layout.zones if z.stacking is Stacking.SINGLE}
+        for name in (spreads | singles) & found.keys():
+            # A one-card slot holding a named card holds no second card: any other found in
+            # it lies on that one (or is the finder's quad half on it, half on the cloth).
+            share = 0.0 if name in singles else config.overlap_share
+            found[name] = _on_named(found[name], hulls, share)
     within_mm = config.seen_twice * min(layout.card_mm)
     return ZoneContents(
         zones=MappingProxyType(

@@ -142,7 +142,7 @@ def test_a_card_never_named_beside_named_ones_stops_holding_its_spread_back() ->
 def test_an_unnamed_quad_lying_on_a_named_card_holds_no_zone_back() -> None:
     # Beside a sheet of paper the finder laid a second quad, 18 pixels off, on a battle card.
     # Never named, it kept the slot from being read until a hand came back over it, so the
-    # card's play was never read. Lying mostly on the named card, it is covered at once.
+    # card's play was never read. Lying on the named card of a slot, it is covered at once.
     layout = build_layout("angry-birds-power-cards", 2)
     spot = layout.zone("battle-1").center
     config = ZoningConfig.for_game("angry-birds-power-cards")
@@ -156,9 +156,15 @@ def test_an_unnamed_quad_lying_on_a_named_card_holds_no_zone_back() -> None:
     contents = assign_cards(layout, [card, double], config)
     assert contents.ready("battle-1")
     assert [c.best.face for c in contents.seen("battle-1")] == ["red-1"]
-    # Lying mostly off the named card, it is another card, waited for as before.
-    beside = replace(double, corners=quad(661))
-    assert not assign_cards(layout, [card, beside], config).ready("battle-1")
+    # A one-card slot holds no second card: a quad lying mostly off the named card (half on
+    # a green card, half on green gingham) is no card either.
+    off = replace(double, corners=quad(661))
+    assert assign_cards(layout, [card, off], config).ready("battle-1")
+    # In a spread, lying mostly off the named card, it is another card, waited for as before.
+    fan = layout.zone("structure-1").center
+    part = replace(card, center_mm=np.array(fan), candidates=(Candidate(face="back.pig", score=0.9),))
+    assert assign_cards(layout, [part, replace(double, center_mm=np.array(fan))], config).ready("structure-1")
+    assert not assign_cards(layout, [part, replace(off, center_mm=np.array(fan))], config).ready("structure-1")
     # So is a card alone, and any card where unnamed cards are always waited for.
     assert not assign_cards(layout, [double], config).ready("battle-1")
     assert not assign_cards(layout, [card, double], replace(config, unnamed_frames=None)).ready("battle-1")
