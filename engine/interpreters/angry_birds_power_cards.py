@@ -11,8 +11,9 @@ candidates), or of the deck's top card when the deck shows another top and its b
 cannot be read (a card there not named yet), `name-stat` for each stat under which someone
 wins once every card of the round lies on the table (the camera cannot hear the stat: the
 stat that makes the collecting player the winner explains the change best), `take` by each player and `to-pot` once the round can be
-settled, a one-card `build` of a just-won card for each back newly seen on the winner's
-structure (the first won card with that back: which of several was built is not seen), `take-back` when a structure shrinks under an empty deck, and `quick-variant` never
+settled, a one-card `build` of a just-won card for each back among them once the winner's
+structure shows something else (the first won card with that back: which of several was built
+is not seen; a back not seen too, as a part laid may be hidden at once), `take-back` when a structure shrinks under an empty deck, and `quick-variant` never
 (it changes no card). A round whose cards tie under some stat goes `to-pot` without a stat
 being named: which of the tying stats was said is not seen, and the rules keep them all
 possible for the replay; the replay of such a tie is collected (`take`) or sent to the pot
@@ -165,16 +166,17 @@ class AbInterpreter:
         if state.builder:
             zone = f"structure-{state.builder}"
             if zone in unexplained:
-                seen_backs = {c.face for card in snapshot.cards(zone) for c in card.candidates}
                 # One card per back: the camera sees only backs, so which of two won cards
                 # with the same back went up is not seen, and proposing both would leave
-                # ties no later read can break (two such builds in either order).
+                # ties no later read can break (two such builds in either order). Backs not
+                # seen are tried too: a part laid may be hidden at once (a beam under the pig
+                # laid on it, a beam not named yet); the look marks what lies covered, and a
+                # part neither seen nor covered costs a card not seen.
                 by_back: dict[str, str] = {}
                 for card in state.won:
                     by_back.setdefault(self._back[card], card)
-                for back, card in by_back.items():
-                    if back in seen_backs:
-                        yield Build(player=state.builder, cards=(card,))
+                for card in by_back.values():
+                    yield Build(player=state.builder, cards=(card,))
         for p in state.participants:
             if not state.decks[p - 1] and f"structure-{p}" in unexplained:
                 yield TakeBack(player=p)

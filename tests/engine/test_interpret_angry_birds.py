@@ -469,3 +469,33 @@ def test_a_pig_on_the_beam_is_a_build_though_it_hides_the_beam() -> None:
     again = Interpreter(GAME, InterpretConfig.for_game(GAME.id)).observe(result.state, seen)
     assert again.moves == () and not again.pending and not again.desync
 
+
+
+def test_a_beam_hidden_at_once_by_the_pig_laid_on_it_is_read_with_the_pig() -> None:
+    # The winner lays the beam and the pig on it between two reads: the camera sees the pig
+    # and one vertical, never the beam. Read as a pig on two verticals (a wrong order), the
+    # structure would not be complete and the slingshot round that follows would be missed.
+    setup = {
+        "deck-1": ["terence-3", "bomb-3"],
+        "deck-2": ["king-pig", "chuck-3"],
+        "structure-1": ["red-3", "blues-2"],
+        "structure-2": ["hal-1", "bomb-1"],
+    }
+    won = (
+        {"player": 1, "move": "name-stat", "stat": "power"},
+        {"player": 1, "move": "play", "card": "terence-3"},
+        {"player": 2, "move": "play", "card": "king-pig"},
+    )
+    winner = GAME.round_result(_state(*won, setup=setup)).winner
+    assert winner is not None
+    took = (*won, {"player": winner, "move": "take"})
+    builds = ({"player": winner, "move": "build", "cards": ["terence-3"]},
+              {"player": winner, "move": "build", "cards": ["king-pig"]})
+    after = _state(*took, *builds, setup=setup)
+    zone = f"structure-{winner}"
+    seen = _only(_snapshot(after, 30), zone, 0, 3)
+    assert [c.best.face for c in seen.zones[zone]] == ["back.pig", "back.ice-vertical"]
+    result = Interpreter(GAME, InterpretConfig.for_game(GAME.id)).observe(_state(*took, setup=setup), seen)
+    assert not result.pending and not result.desync
+    assert [GAME.move_to_dict(m) for m in result.moves] == list(builds)
+    assert GAME.round_result(result.state).kind == "slingshot"
