@@ -69,12 +69,12 @@ class ZoningConfig:
       default; `for_game` sets it for the games in `UNNAMED_FRAMES`): never. Where cards of a
       spread only overlap (a fanned hand), a card not yet named is better waited for.
     - `overlap_share`: with `unnamed_frames` set, a card not named that lies at least this
-      share of its area (in the picture) on a named card of its spread is covered at once (in
-      a one-card slot that holds a named card, any card not named is),
+      share of its area (in the picture) on a named card of its spread is covered at once,
       without waiting `unnamed_frames`: it is a card under the named one, or the finder's
       second quad on the named card itself, a few pixels off (a sheet of paper beside the
-      card draws it out), and either would otherwise keep the zone from being read while the
-      card lies there alone.
+      card draws it out), and either would otherwise keep the zone from being read while it
+      lies there. In a one-card slot that holds a named card, any card not named is covered
+      at once: the slot holds no second card.
     """
 
     loose_zone: str | None = None
