@@ -215,17 +215,23 @@ def _seen_once(cards: tuple[ZonedCard, ...], centres: Mapping[int, np.ndarray], 
 def _on_named(cards: list[ZonedCard], corners: Mapping[int, np.ndarray], share: float) -> list[ZonedCard]:
     """`cards` with each sure card not named that lies at least `share` of its area on a named
     card of the same zone marked `covered` (see `ZoningConfig.overlap_share`); with `share` 0,
-    every such card beside a named one."""
-    named = [corners[c.track_id] for c in cards if c.identified]
-    if not named:
-        return cards
+    every such card beside a named one. `corners`: each track's (4, 2) image corners."""
+    waiting = {c.track_id for c in cards if c.sure and not c.identified and not c.covered}
+    named = [c.track_id for c in cards if c.identified]
+    if not waiting or not named:
+        return cards  # the common case, every frame: nothing to measure
+
+    def hull(track_id: int) -> np.ndarray:
+        return cv2.convexHull(np.asarray(corners[track_id], np.float32))
+
+    others = [hull(t) for t in named] if share else []
     out: list[ZonedCard] = []
     for card in cards:
-        if card.sure and not card.identified and not card.covered:
-            quad = corners[card.track_id]
-            area = float(cv2.contourArea(quad))
-            if not share or (area > 0 and any(
-                float(cv2.intersectConvexConvex(quad, other)[0]) >= share * area for other in named
+        if card.track_id in waiting:
+            quad = hull(card.track_id) if share else None
+            area = float(cv2.contourArea(quad)) if quad is not None else 0.0
+            if quad is None or (area > 0 and any(
+                float(cv2.intersectConvexConvex(quad, other)[0]) >= share * area for other in others
             )):
                 card = replace(card, covered=True)
         out.append(card)
@@ -286,13 +292,13 @@ def assign_cards(layout: Layout, tracks: Sequence[Track], config: ZoningConfig) 
                 )
             )
     if config.unnamed_frames is not None:
-        hulls = {t.track_id: cv2.convexHull(np.asarray(t.corners, np.float32)) for t in tracks}
+        corners = {t.track_id: t.corners for t in tracks}
         singles = {z.id for z in layout.zones if z.stacking is Stacking.SINGLE}
         for name in (spreads | singles) & found.keys():
             # A one-card slot holding a named card holds no second card: any other found in
             # it lies on that one (or is the finder's quad half on it, half on the cloth).
             share = 0.0 if name in singles else config.overlap_share
-            found[name] = _on_named(found[name], hulls, share)
+            found[name] = _on_named(found[name], corners, share)
     within_mm = config.seen_twice * min(layout.card_mm)
     return ZoneContents(
         zones=MappingProxyType(
