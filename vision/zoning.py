@@ -225,17 +225,15 @@ def _on_named(cards: list[ZonedCard], corners: Mapping[int, np.ndarray], share: 
         return cv2.convexHull(np.asarray(corners[track_id], np.float32))
 
     others = [hull(t) for t in named] if share else []
-    out: list[ZonedCard] = []
-    for card in cards:
-        if card.track_id in waiting:
-            quad = hull(card.track_id) if share else None
-            area = float(cv2.contourArea(quad)) if quad is not None else 0.0
-            if quad is None or (area > 0 and any(
-                float(cv2.intersectConvexConvex(quad, other)[0]) >= share * area for other in others
-            )):
-                card = replace(card, covered=True)
-        out.append(card)
-    return out
+
+    def lies_on_named(track_id: int) -> bool:
+        if not share:
+            return True
+        quad = hull(track_id)
+        area = float(cv2.contourArea(quad))
+        return area > 0 and any(float(cv2.intersectConvexConvex(quad, o)[0]) >= share * area for o in others)
+
+    return [replace(c, covered=True) if c.track_id in waiting and lies_on_named(c.track_id) else c for c in cards]
 
 
 def _named_beside(cards: list[ZonedCard]) -> list[ZonedCard]:
