@@ -8,9 +8,12 @@ hysteresis (`move_above` / `still_below`). Hands are found without a learned mod
 that differ from a slowly learned background form blobs, and a blob is a hand or arm when it
 holds skin-coloured pixels (YCrCb box) that moved within `hand_memory_frames`, or when it
 reaches the image border (arms come in from the players' side) with skin or recent motion in
-it. A zone is settled after `still_frames` consecutive still frames without a hand over it,
-each zone on its own, so a hand over one zone does not freeze another. When a zone settles its
-content is compared with what it showed the previous time it settled, and zones that changed
+it. The background remembers what each pixel showed before it last learned something there:
+a pixel that shows that again and keeps still for `still_frames` (a still sleeve withdrawn, a
+card picked up) is the table coming back, and background at once, so that nothing leaves a
+ghost of itself. A zone is settled after `still_frames` consecutive still frames without a
+hand over it, each zone on its own, so a hand over one zone does not freeze another. When a
+zone settles its content is compared with what it showed the previous time it settled, and zones that changed
 are reported once, in `SettleState.changed_since_last_settle`, for the snapshot to read. The
 gate works on a 160×90 picture of a 1280×720 frame, under a millisecond per frame.
 
@@ -304,6 +307,7 @@ class SettleGate:
         self._prev: np.ndarray | None = None
         self._prev_colour: np.ndarray | None = None
         self._background: np.ndarray | None = None
+        self._scenery: np.ndarray | None = None
         self._still_age: np.ndarray | None = None
         self._zone_masks = np.zeros((z, 0), bool)
         self._zone_matrix = np.zeros((z, 0), np.float32)
@@ -342,10 +346,11 @@ class SettleGate:
         small = shrink(frame, cfg.downscale)
         grey = cv2.cvtColor(small, cv2.COLOR_BGR2GRAY)
         if (self._prev is None or self._prev_colour is None or self._background is None
-                or self._still_age is None):
+                or self._scenery is None or self._still_age is None):
             self._prev = grey
             self._prev_colour = small
             self._background = small.copy()
+            self._scenery = small.copy()
             self._still_age = np.zeros(grey.shape, np.int32)
         moving = motion_mask(grey, self._prev, cfg.motion_threshold)
         # A pixel's stillness ends when its colour changes, not only its grey level: an arm of
@@ -360,11 +365,24 @@ class SettleGate:
         age[moving | recoloured] = 0
         np.minimum(age, cfg.absorb_frames, out=age)
         foreground = foreground_mask(small, self._background, cfg.foreground_threshold)
+        # What the background showed before it last learned something there (`_scenery`)
+        # and shows again is the table coming back: a still sleeve learned as scenery leaves
+        # no ghost of itself when it goes, which on a skin-coloured table (wood) would be
+        # taken for an arm resting at the edge.
+        # Only a pixel that has stayed still is: an arm coming in moves, and a card carried
+        # back over the place it was lifted from must stay part of the hand that holds it.
+        back = foreground & (age >= cfg.still_frames)
+        back &= ~foreground_mask(small, self._scenery, cfg.foreground_threshold)
+        if back.any():
+            self._background[back] = small[back]
+            foreground &= ~back
         skin = skin_mask(small, cfg)
         hands = hand_mask(foreground, skin, age < cfg.hand_memory_frames, cfg)
         # Learn the background where nothing moves and no hand is, or where nothing moved
         # for a long time whatever it is.
         absorb = ((age >= cfg.still_frames) & ~hands) | (age >= cfg.absorb_frames)
+        learned = absorb & foreground
+        self._scenery[learned] = self._background[learned]
         cv2.copyTo(small, absorb.view(np.uint8), self._background)
 
         moving_fraction = (self._zone_matrix @ moving.ravel().astype(np.float32)) / self._zone_sizes
