@@ -195,13 +195,18 @@ def _log_ratio(card: SeenCard, face: str) -> float | None:
     return math.log(s / card.best.score)
 
 
-def match_spread(faces: Sequence[str | None], seen: Sequence[SeenCard]) -> SpreadMatch:
+def match_spread(
+    faces: Sequence[str | None], seen: Sequence[SeenCard], covered: frozenset[int] = frozenset()
+) -> SpreadMatch:
     """Pair expected faces with seen cards: as many pairs as possible, then the strongest
     evidence in total (an optimal assignment, so that a card misread as another card's face
     cannot take that face from the card that shows it).
 
     A known face pairs only with a card listing it among its candidates; an unknown face
-    (`None`) pairs with any card no known face needs.
+    (`None`) pairs with any card no known face needs. A face at a `covered` index (a card
+    under another, `ExpectedZone.covered`) takes a card only when no uncovered face needs it:
+    a card under another may well be hidden, one on top may not (a beam across two verticals,
+    read as one card whose first candidate is a vertical, is the beam).
     """
     if len(faces) == 1 and len(seen) == 1:
         # One face against one card (a pile's top, most often): they pair when the card may
@@ -213,7 +218,8 @@ def match_spread(faces: Sequence[str | None], seen: Sequence[SeenCard]) -> Sprea
     # A card whose first candidate is an expected face, and that lists no other expected
     # face, pairs with that face in some best assignment: take those pairs directly.
     wanted: dict[str, list[int]] = {}
-    for i, face in enumerate(faces):
+    for i in sorted(range(len(faces)), key=lambda k: (k not in covered, k)):  # uncovered popped first
+        face = faces[i]
         if face is not None:
             wanted.setdefault(face, []).append(i)
     for j, card in enumerate(seen):
@@ -235,7 +241,7 @@ def match_spread(faces: Sequence[str | None], seen: Sequence[SeenCard]) -> Sprea
                     row.append(_BIG - _UNKNOWN_COST)
                 else:
                     r = _log_ratio(seen[j], face)
-                    row.append(None if r is None else _BIG + r)
+                    row.append(None if r is None else _BIG + r - (_COVERED_COST if i in covered else 0.0))
             weight.append(row)
         for a, b in _assign(weight):
             pairs.append((rest_i[a], rest_j[b]))
@@ -256,6 +262,7 @@ too far behind for the search to catch up."""
 _NOT_LACKING = 10**6  # counted for a zone that shows something unexpected
 _BIG = 1000.0  # weight of any pair: more pairs always beat better evidence
 _UNKNOWN_COST = 50.0  # an unknown face takes a card only when no known face needs it
+_COVERED_COST = 10.0  # a covered face takes a card only when no uncovered face needs it
 
 
 def _assign(weight: Sequence[Sequence[float | None]]) -> list[tuple[int, int]]:
@@ -372,7 +379,7 @@ def fit_zone(
         )
     faces = expected.faces[:1] if expected.kind is ZoneKind.PILE else expected.faces
     shown = tuple(seen[:1]) if expected.kind is ZoneKind.PILE else tuple(seen)
-    m = match_spread(faces, shown)
+    m = match_spread(faces, shown, expected.covered if expected.kind is not ZoneKind.PILE else frozenset())
     score = 0.0
     within = True
     exact = True

@@ -4,6 +4,7 @@ before/after snapshots, whole simulated games are replayed turn by turn from sna
 
 from __future__ import annotations
 
+import math
 import random
 from collections import Counter
 from collections.abc import Iterable
@@ -445,3 +446,23 @@ def test_a_covered_card_not_seen_still_matches_at_a_small_cost() -> None:
     assert not no_top.matches and no_top.lacking == 1
     plain = fit_zone(ExpectedZone(kind=ZoneKind.SPREAD, faces=("top", "mid", "low"), count=3), seen("top"), None, cfg)
     assert not plain.matches and plain.lacking == 2
+
+
+def test_a_card_read_as_the_parts_it_lies_on_is_taken_for_the_top_part() -> None:
+    # A beam across two verticals (`covered`), read as a single card whose first candidate
+    # is a vertical and second the beam: it is the beam, and the verticals under it are
+    # hidden, not the beam missing. Pairing it with a vertical leaves the top card unseen.
+    cfg = InterpretConfig()
+    look = ExpectedZone(kind=ZoneKind.SPREAD, faces=("beam", "vertical", "vertical"), count=3,
+                        covered=frozenset({1, 2}))
+    blur = SeenCard(candidates=(Candidate(face="vertical", score=0.57), Candidate(face="beam", score=0.32)))
+    fit = fit_zone(look, [blur], None, cfg)
+    assert fit.matches and fit.hidden == 2
+    assert fit.score == pytest.approx(math.log(0.32 / 0.57) - 2 * cfg.hidden_penalty)
+    # Two verticals of a newer structure on top, an older one's beam under them: the one
+    # vertical read pairs with an uncovered vertical, whichever index comes last.
+    older = ExpectedZone(kind=ZoneKind.SPREAD, faces=("vertical", "beam", "vertical"), count=3,
+                         covered=frozenset({1, 2}))
+    plain = SeenCard(candidates=(Candidate(face="vertical", score=0.9),))
+    m = match_spread(older.faces, [plain], older.covered)
+    assert m.pairs == ((0, 0),) and m.missing == (1, 2)
