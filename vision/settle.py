@@ -65,6 +65,10 @@ class SettleConfig:
       the edge (a cup put down, the cloth it uncovered, a phone) is scenery: otherwise it
       blocks the zones beside it for `absorb_frames`. Moving or moving-skin blobs are hands
       whatever their size.
+    - `scenery_share`: the share of a foreground blob's still pixels that must show again
+      what the background held before it last learned something there for them to be taken
+      for the table coming back (a sleeve withdrawn). A hand as pale as a wooden table
+      matches it in a few pixels only, and they stay the hand's.
     - `change_threshold`, `change_fraction`: grey-level difference and fraction of a zone's
       pixels that make a newly settled zone count as changed since it last settled.
     - `reach_depth`: how far back from a hand's far end its reach point lies, as a fraction
@@ -86,6 +90,7 @@ class SettleConfig:
     hand_margin: int = 1
     hand_min_pixels: int = 3
     arm_min_pixels: int = 60
+    scenery_share: float = 0.8
     change_threshold: float = 18.0
     change_fraction: float = 0.03
     reach_depth: float = 0.5
@@ -104,6 +109,8 @@ class SettleConfig:
                 "SettleConfig: need 0 <= still_below <= move_above <= 1, got "
                 f"still_below={self.still_below}, move_above={self.move_above}"
             )
+        if not 0.0 < self.scenery_share <= 1.0:
+            raise SettleError("SettleConfig.scenery_share: must be more than 0 and at most 1")
         for name in ("motion_threshold", "foreground_threshold", "change_threshold", "reach_depth"):
             if not getattr(self, name) > 0:
                 raise SettleError(f"SettleConfig.{name}: must be more than 0")
@@ -215,6 +222,19 @@ def hand_mask(
         kernel = np.ones((size, size), np.uint8)
         mask = np.asarray(cv2.dilate(mask.view(np.uint8), kernel) > 0)
     return np.asarray(mask, bool)
+
+
+def mostly(mask: np.ndarray, part: np.ndarray, share: float) -> np.ndarray:
+    """Bool mask of the blobs of `mask` (8-connected) at least `share` of whose pixels are in
+    `part`."""
+    count, labels = cv2.connectedComponents(mask.view(np.uint8), connectivity=8)
+    if count <= 1:
+        return np.zeros_like(mask)
+    inside = np.bincount(labels[part], minlength=count)
+    size = np.bincount(labels.ravel(), minlength=count)
+    keep = inside >= share * size
+    keep[0] = False  # label 0 is what `mask` leaves out
+    return np.asarray(keep[labels], bool)
 
 
 def reach_points(hands: np.ndarray, depth: float) -> list[tuple[int, int]]:
@@ -369,10 +389,14 @@ class SettleGate:
         # and shows again is the table coming back: a still sleeve learned as scenery leaves
         # no ghost of itself when it goes, which on a skin-coloured table (wood) would be
         # taken for an arm resting at the edge.
-        # Only a pixel that has stayed still is: an arm coming in moves, and a card carried
-        # back over the place it was lifted from must stay part of the hand that holds it.
+        # Only a pixel that has stayed still is (an arm coming in moves), and only within a
+        # blob that is mostly scenery again (`scenery_share`): a card carried back over the
+        # place it was lifted from, or a hand's pixel as pale as a wooden table, stays part
+        # of the hand around it.
         back = foreground & (age >= cfg.still_frames)
         back &= ~foreground_mask(small, self._scenery, cfg.foreground_threshold)
+        if back.any():
+            back &= mostly(foreground, back, cfg.scenery_share)
         if back.any():
             self._background[back] = small[back]
             foreground &= ~back

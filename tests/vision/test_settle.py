@@ -400,6 +400,36 @@ def test_a_card_carried_back_over_the_place_it_was_lifted_from_is_still_in_a_han
     assert not any("C" in s.settled for s in held[-6:])
 
 
+def test_a_resting_hand_a_strip_of_which_matches_the_cloth_stays_one_hand() -> None:
+    # A mat is put down in front of player C's zone and learned. An arm then rests across it,
+    # its palm over zone C. A strip across the wrist (a band the cloth's colour) shows what the
+    # background held there before it learned the mat, still, like the cloth coming back.
+    # Taken back alone it would cut the palm off the arm at the border, and the palm, still
+    # and away from the edge, would stop being a hand. It is a small part of a blob that is
+    # not the cloth coming back, so the hand stays whole.
+    cfg = SettleConfig()
+    zones = {"C": rect(800, 200, 1160, 420)}
+    base = table(41)
+    with_mat = base.copy()
+    cv2.rectangle(with_mat, (880, 430), (1080, 600), (30, 30, 140), -1)
+    gate = SettleGate(zones, cfg)
+    cam = Camera(seed=42)
+    for _ in range(30):
+        gate.update(cam.shoot(base))
+    for _ in range(40):
+        gate.update(cam.shoot(with_mat))
+    hand = Hand(SKIN[1], sleeve=SLEEVES[2])
+    resting = []
+    for wrist in path(np.array([980.0, 900.0]), np.array([980.0, 470.0]), 10) + [np.array([980.0, 470.0])] * 24:
+        img = with_mat.copy()
+        hand.draw(img, np.array([980.0, 719.0]), wrist)
+        if wrist[1] == 470.0:
+            img[495:520, 920:1040] = base[495:520, 920:1040]
+        resting.append(gate.update(cam.shoot(img)))
+    assert all("C" in s.hands_over for s in resting[-24:])
+    assert not any("C" in s.settled for s in resting[-24:])
+
+
 def test_a_small_skin_coloured_thing_left_at_the_edge_is_not_a_resting_arm() -> None:
     # A pink cup put down at the picture's bottom edge, in a zone that reaches the edge: it is
     # skin-coloured and touches the border, but it is far smaller than an arm, so the zone
