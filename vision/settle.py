@@ -9,13 +9,14 @@ that differ from a slowly learned background form blobs, and a blob is a hand or
 holds skin-coloured pixels (YCrCb box) that moved within `hand_memory_frames`, or when it
 reaches the image border (arms come in from the players' side) with skin or recent motion in
 it. The background remembers what each pixel showed before it last learned something there:
-a pixel that shows that again and keeps still for `still_frames` (a still sleeve withdrawn, a
-card picked up) is the table coming back, and background at once, so that nothing leaves a
-ghost of itself. A zone is settled after `still_frames` consecutive still frames without a
-hand over it, each zone on its own, so a hand over one zone does not freeze another. When a
-zone settles its content is compared with what it showed the previous time it settled, and zones that changed
-are reported once, in `SettleState.changed_since_last_settle`, for the snapshot to read. The
-gate works on a 160×90 picture of a 1280×720 frame, under a millisecond per frame.
+a pixel that shows that again and keeps still for `still_frames`, in a blob most of which
+does (a still sleeve withdrawn, a card picked up), is the table coming back and background
+from then on, so that nothing leaves a ghost of itself. A zone is settled after `still_frames`
+consecutive still frames without a hand over it, each zone on its own, so a hand over one zone
+does not freeze another. When a zone settles its content is compared with what it showed the
+previous time it settled, and zones that changed are reported once, in
+`SettleState.changed_since_last_settle`, for the snapshot to read. The gate works on a 160×90
+picture of a 1280×720 frame, under a millisecond per frame.
 
 Trade-offs of the heuristic: a hand held perfectly still for `absorb_frames` becomes scenery;
 a skin-coloured card is taken for a hand until it has lain still for `hand_memory_frames` (or
@@ -65,9 +66,9 @@ class SettleConfig:
       the edge (a cup put down, the cloth it uncovered, a phone) is scenery: otherwise it
       blocks the zones beside it for `absorb_frames`. Moving or moving-skin blobs are hands
       whatever their size.
-    - `scenery_share`: the share of a foreground blob's still pixels that must show again
-      what the background held before it last learned something there for them to be taken
-      for the table coming back (a sleeve withdrawn). A hand as pale as a wooden table
+    - `scenery_share`: the share of a foreground blob's pixels that must be still and show
+      again what the background held before it last learned something there for them to be
+      taken for the table coming back (a sleeve withdrawn). A hand as pale as a wooden table
       matches it in a few pixels only, and they stay the hand's.
     - `change_threshold`, `change_fraction`: grey-level difference and fraction of a zone's
       pixels that make a newly settled zone count as changed since it last settled.
@@ -388,11 +389,10 @@ class SettleGate:
         # What the background showed before it last learned something there (`_scenery`)
         # and shows again is the table coming back: a still sleeve learned as scenery leaves
         # no ghost of itself when it goes, which on a skin-coloured table (wood) would be
-        # taken for an arm resting at the edge.
-        # Only a pixel that has stayed still is (an arm coming in moves), and only within a
-        # blob that is mostly scenery again (`scenery_share`): a card carried back over the
-        # place it was lifted from, or a hand's pixel as pale as a wooden table, stays part
-        # of the hand around it.
+        # taken for an arm resting at the edge. Only a pixel that has stayed still is (an
+        # arm coming in moves), and only within a blob that is mostly scenery again
+        # (`scenery_share`): a card carried back over the place it was lifted from, or a
+        # hand's pixel as pale as a wooden table, stays part of the hand around it.
         back = foreground & (age >= cfg.still_frames)
         back &= ~foreground_mask(small, self._scenery, cfg.foreground_threshold)
         if back.any():
