@@ -187,7 +187,7 @@ class VisionFeed:
                         fps=fps,
                         stage_ms={k: v.p50_ms for k, v in self.pipeline.timer.stats().items()},
                         pending=pending_items(step),
-                        message=_camera_message(step),
+                        message=feed_message(step),
                     )
         finally:
             if source is not self.source:
@@ -232,8 +232,15 @@ def camera_state(step: PipelineStep) -> CameraState:
     return CameraState.OK
 
 
-def _camera_message(step: PipelineStep) -> str:
+def feed_message(step: PipelineStep) -> str:
+    """What the console's status line says about the camera's view: a bumped camera first,
+    else the zones that hold a card the identifier has not named for a while
+    (`PipelineStep.unnamed`), else nothing."""
     camera = step.camera
-    if camera is None or camera.status.value in ("steady", "recalibrated"):
-        return ""
-    return f"camera {camera.status.value}: check the corner markers or calibrate again"
+    if camera is not None and camera.status.value not in ("steady", "recalibrated"):
+        return f"camera {camera.status.value}: check the corner markers or calibrate again"
+    if step.unnamed:
+        zones = ", ".join(sorted(step.unnamed))
+        return (f"a card in {zones} cannot be named: is something (a mug, a hand, glare) hiding "
+                "part of it from the camera? It is read once the whole card shows")
+    return ""

@@ -163,6 +163,10 @@ class PipelineConfig:
       for the snapshot to say a hand reached into it (`TableSnapshot.reached`): what tells a
       card taken off a face-down pile from nothing at all. Shorter counts a hand passing over
       a pile on its way further; longer misses a quick grab.
+    - `unnamed_notice_seconds`: how long a settled zone may hold a card the identifier cannot
+      name before the step says so (`PipelineStep.unnamed`), for the operator to look: the
+      zone is not read until the card is named, and something beside it (a mug, a phone) may
+      hide part of the card from the camera.
     - `camera_check`: watch the corner markers for a bumped camera (off for geometry that
       comes from a truth file, which is exact).
     - `tracker`, `settle`, `zoning`, `interpret`, `bump`: the stages' own configs, each
@@ -179,6 +183,7 @@ class PipelineConfig:
     quiet_table: bool = True
     settle_rereads: int = 2
     reach_seconds: float = 0.2
+    unnamed_notice_seconds: float = 4.0
     camera_check: bool = True
     tracker: TrackerConfig = field(default_factory=lambda: TrackerConfig(reidentify_appearance=0.06))
     settle: SettleConfig = field(default_factory=SettleConfig)
@@ -193,6 +198,8 @@ class PipelineConfig:
                 raise PipelineError(f"PipelineConfig.{name}: must be at least 1")
         if not self.reach_seconds >= 0:
             raise PipelineError("PipelineConfig.reach_seconds: must be 0 or more")
+        if not self.unnamed_notice_seconds > 0:
+            raise PipelineError("PipelineConfig.unnamed_notice_seconds: must be more than 0")
 
     @classmethod
     def for_game(cls, game: str, *, fps: float | None = None, **changes: Any) -> PipelineConfig:
@@ -421,6 +428,16 @@ def build_snapshot(contents: ZoneContents, readable: frozenset[str], frame_index
     )
 
 
+def unnamed_time(seconds: dict[str, float], contents: ZoneContents, settled: frozenset[str], dt: float) -> None:
+    """Add `dt` to each settled zone that holds a card it cannot name (`ZoneContents.ready`
+    false), forget a settled zone that can be read; a zone under a hand keeps its count."""
+    for zone in settled:
+        if contents.ready(zone):
+            seconds.pop(zone, None)
+        else:
+            seconds[zone] = seconds.get(zone, 0.0) + dt
+
+
 def hand_dwell(dwell: dict[str, tuple[float, float]], reached: frozenset[str], dt: float) -> None:
     """Per zone (longest stay, current stay) of a hand reaching into it, in seconds: the
     current stay grows by `dt` in each zone of `reached` (`SettleState.reached`) and ends in
@@ -479,6 +496,9 @@ class PipelineStep:
     evidence: Mapping[str, Any] | None
     camera: BumpReport | None
     timings: Mapping[str, float]  # milliseconds per stage in this frame
+    # Settled zones that have held a card the identifier cannot name for
+    # `PipelineConfig.unnamed_notice_seconds`: something may hide part of it.
+    unnamed: frozenset[str] = frozenset()
 
     @property
     def pending(self) -> bool:
@@ -535,6 +555,7 @@ class Pipeline:
         self._pending_since: int | None = None
         self._last_check = -(10**9)
         self._dwell: dict[str, tuple[float, float]] = {}  # a hand's stays in each zone since it was read (s)
+        self._unnamed: dict[str, float] = {}  # seconds each settled zone has held a card not named
         self._numbers: tuple[Any, frozenset[str]] = (None, frozenset())  # belief, its number zones
         self._over: dict[str, tuple[float, float]] = {}  # a hand's stays over each counter zone since it was counted
         self._last_time: float | None = None
@@ -608,6 +629,7 @@ class Pipeline:
         self._counts.clear()
         self._dwell.clear()
         self._over.clear()
+        self._unnamed.clear()
 
     def _number_zones(self) -> frozenset[str]:
         """Zones the belief shows as a number (`ZoneKind.COUNTER`: mk. I's face-down piles and
@@ -658,6 +680,7 @@ class Pipeline:
         dt = 0.0 if self._last_time is None else max(0.0, float(frame.time) - self._last_time)
         self._last_time = float(frame.time)
         hand_dwell(self._dwell, settle.reached, dt)
+        unnamed_time(self._unnamed, contents, settle.settled, dt)
         reached = frozenset(z for z, (longest, _) in self._dwell.items() if longest >= cfg.reach_seconds)
         # A hand at a zone that shows a number (a face-down pile's height, a few tokens) may
         # change it without the picture changing enough for the settle gate: such a zone is
@@ -719,6 +742,7 @@ class Pipeline:
             evidence=MappingProxyType(evidence) if evidence is not None else None,
             camera=camera,
             timings=MappingProxyType(ms),
+            unnamed=frozenset(z for z, t in self._unnamed.items() if t >= cfg.unnamed_notice_seconds),
         )
 
 

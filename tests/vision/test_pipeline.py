@@ -26,7 +26,7 @@ from engine import get_game
 from engine.core import Audience
 from engine.snapshot import Candidate
 from server.session import Session
-from server.vision_feed import VisionFeed
+from server.vision_feed import VisionFeed, feed_message
 from vision.capture import Frame, open_source
 from vision.detections import Detections
 from vision.identify import FaceCandidate
@@ -548,6 +548,57 @@ def test_the_feed_drops_a_move_decided_before_an_operator_correction(tmp_path: P
         assert len(stub.beliefs) == 2 and stub.beliefs[-1] == session.snapshot.state
     finally:
         session.close()
+
+
+class _BlindTo:
+    """The truth stand-in, except that it never names `face`: a card half hidden by a mug."""
+
+    def __init__(self, truth: Truth, face: str) -> None:
+        self.inner = TruthOracleIdentifier(truth)
+        self.face = face
+
+    def identify(
+        self, crops: Sequence[np.ndarray], *, corners: np.ndarray, frame_index: int
+    ) -> list[tuple[FaceCandidate, ...]]:
+        found = self.inner.identify(crops, corners=corners, frame_index=frame_index)
+        return [() if any(c.face == self.face for c in cands) else cands for cands in found]
+
+
+def _first_frames(identifier: Any, frames: int) -> list[PipelineStep]:
+    truth = _truth()
+    game, players = truth.clip.game, truth.clip.players
+    assert game is not None and players is not None
+    pipeline = Pipeline(
+        PipelineConfig.for_game(game, fps=truth.clip.fps, camera_check=False),
+        game=game, players=players, profile=profile_from_truth(truth),
+        finder=TruthOracleFinder(truth, corner_noise_px=0.5, seed=7), identifier=identifier,
+        setup=setup_from_truth(truth, get_game(game)),
+    )
+    steps = []
+    with open_source(CLIP / "clip.mp4") as source:
+        for frame in source:
+            if frame.index >= frames:
+                break
+            steps.append(pipeline.process(frame))
+    return steps
+
+
+def test_a_zone_whose_card_is_never_named_is_reported_to_the_operator_after_a_while() -> None:
+    # gold-axe lies on craft pile 3 from the first frame; an identifier that never names it
+    # holds the zone unread, and after `unnamed_notice_seconds` of that the step and the
+    # console's status line say which zone to look at.
+    truth = _truth()
+    notice = PipelineConfig().unnamed_notice_seconds
+    blind = _first_frames(_BlindTo(truth, "gold-axe/craft"), 120)
+    flagged = [s for s in blind if "craft-pile-3" in s.unnamed]
+    assert flagged, "the zone was never reported"
+    assert flagged[0].time >= notice
+    assert not any("craft-pile-3" in s.unnamed for s in blind if s.time < notice)
+    message = feed_message(flagged[-1])
+    assert "craft-pile-3" in message and "cannot be named" in message
+    seeing = _first_frames(TruthOracleIdentifier(truth), 120)
+    assert not any(s.unnamed for s in seeing)
+    assert feed_message(seeing[-1]) == ""
 
 
 def test_the_operator_camera_view_draws_zones_and_cards(
