@@ -291,6 +291,17 @@ def still_after_empty(zones: dict[str, np.ndarray], cfg: SettleConfig, seed: int
     return [gate.update(cam.shoot(picture)) for _ in range(frames)]
 
 
+def shown(gate: SettleGate, cam: Camera, picture: np.ndarray, frames: int) -> list[SettleState]:
+    """The gate's states over `frames` shots of one still picture."""
+    return [gate.update(cam.shoot(picture)) for _ in range(frames)]
+
+
+def reach_then_rest(wrist: np.ndarray, rest: int) -> list[np.ndarray]:
+    """Wrist positions of an arm reaching in from below the picture to `wrist` in 10 frames,
+    then resting there for `rest` frames."""
+    return path(np.array([wrist[0], 900.0]), wrist, 10) + [wrist] * rest
+
+
 def test_a_skin_coloured_card_is_not_a_hand_for_long() -> None:
     cfg = SettleConfig(hand_memory_frames=8)
     # A pink card, dropped in one frame.
@@ -360,13 +371,11 @@ def test_a_still_sleeve_withdrawn_from_a_wooden_table_leaves_no_resting_arm_behi
     draw_card(base, 980, 360, (200, 200, 200))
     gate = SettleGate(ZONES, cfg)
     cam = Camera(seed=22)
-    for _ in range(30):
-        gate.update(cam.shoot(base))
+    shown(gate, cam, base, 30)
     resting = base.copy()
     cv2.rectangle(resting, (930, 480), (1030, 719), (70, 40, 60), -1)
-    for _ in range(40):
-        gate.update(cam.shoot(resting))
-    after = [gate.update(cam.shoot(base)) for _ in range(40)]
+    shown(gate, cam, resting, 40)
+    after = shown(gate, cam, base, 40)
     first = next((i for i, s in enumerate(after) if "B" in s.settled), None)
     assert first is not None and first <= cfg.hand_memory_frames + cfg.still_frames + 2
     assert not after[-1].hands_over
@@ -385,13 +394,11 @@ def test_a_card_carried_back_over_the_place_it_was_lifted_from_is_still_in_a_han
     draw_card(with_card, 980, 380, (60, 160, 220))
     gate = SettleGate(zones, cfg)
     cam = Camera(seed=32)
-    for _ in range(30):
-        gate.update(cam.shoot(with_card))
-    for _ in range(40):
-        gate.update(cam.shoot(base))
+    shown(gate, cam, with_card, 30)
+    shown(gate, cam, base, 40)
     hand = Hand(SKIN[1])
     held = []
-    for wrist in path(np.array([980.0, 900.0]), np.array([980.0, 640.0]), 10) + [np.array([980.0, 640.0])] * 6:
+    for wrist in reach_then_rest(np.array([980.0, 640.0]), 6):
         img = base.copy()
         hand.draw(img, np.array([980.0, 719.0]), wrist)
         draw_card(img, float(wrist[0]), float(wrist[1]) - 260, (60, 160, 220))
@@ -414,13 +421,11 @@ def test_a_resting_hand_a_strip_of_which_matches_the_cloth_stays_one_hand() -> N
     cv2.rectangle(with_mat, (880, 430), (1080, 600), (30, 30, 140), -1)
     gate = SettleGate(zones, cfg)
     cam = Camera(seed=42)
-    for _ in range(30):
-        gate.update(cam.shoot(base))
-    for _ in range(40):
-        gate.update(cam.shoot(with_mat))
+    shown(gate, cam, base, 30)
+    shown(gate, cam, with_mat, 40)
     hand = Hand(SKIN[1], sleeve=SLEEVES[2])
     resting = []
-    for wrist in path(np.array([980.0, 900.0]), np.array([980.0, 470.0]), 10) + [np.array([980.0, 470.0])] * 24:
+    for wrist in reach_then_rest(np.array([980.0, 470.0]), 24):
         img = with_mat.copy()
         hand.draw(img, np.array([980.0, 719.0]), wrist)
         if wrist[1] == 470.0:
