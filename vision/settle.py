@@ -394,10 +394,9 @@ class SettleGate:
         # (`scenery_share`): a card carried back over the place it was lifted from, or a
         # hand's pixel as pale as a wooden table, stays part of the hand around it.
         back = foreground & (age >= cfg.still_frames)
-        back &= ~foreground_mask(small, self._scenery, cfg.foreground_threshold)
-        if back.any():
+        if back.any():  # often none: a still pixel is learned unless a hand lies on it
+            back &= ~foreground_mask(small, self._scenery, cfg.foreground_threshold)
             back &= mostly(foreground, back, cfg.scenery_share)
-        if back.any():
             self._background[back] = small[back]
             foreground &= ~back
         skin = skin_mask(small, cfg)
