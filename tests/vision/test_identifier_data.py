@@ -3,6 +3,7 @@ the corners the shipped finder found for them, labelled with the turn those corn
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import replace
 from pathlib import Path
 
@@ -37,6 +38,38 @@ def test_a_slipped_edge_cuts_the_card_or_shows_the_table() -> None:
     moved = [max(_bands(webcam_crop(m, rng, slipped))) >= 15 for _ in range(40)]
     # A slip of under a frame's width leaves the band dark; most slips are wider.
     assert sum(moved) >= 28
+
+
+def test_an_object_leaning_over_a_card_hides_a_large_part_of_it_from_one_side() -> None:
+    clean = replace(CropConfig.clean(), min_width=80, max_width=80)
+    leaning = replace(clean, object_probability=1.0, max_object=0.55)
+    m = np.full((MASTER_HEIGHT, MASTER_WIDTH, 3), 128, np.uint8)
+    rng = np.random.default_rng(5)
+    plain = webcam_crop(m, rng, clean)
+    hidden = []
+    for _ in range(60):
+        crop = webcam_crop(m, rng, leaning)
+        changed = np.abs(crop.astype(int) - plain.astype(int)).max(axis=2) > 12
+        hidden.append(float(changed.mean()))
+        # It comes in from a side: the opposite side of the card stays clear.
+        bands = [changed[:4].mean(), changed[:, -4:].mean(), changed[-4:].mean(), changed[:, :4].mean()]
+        assert min(bands) < 0.05
+    assert max(hidden) <= 0.6
+    assert np.median(hidden) >= 0.15  # a mug, not a fingertip
+    assert max(hidden) >= 0.35
+
+
+def test_a_mix_without_objects_draws_the_same_crops_as_before_objects_existed() -> None:
+    """The training mix of the model before objects (`--objects 0`) must stay reproducible:
+    these crops were hashed with the crop generator as it was before objects were added."""
+    m = _framed_master()
+    old = CropConfig()
+    digest = hashlib.sha256()
+    for k in range(12):
+        digest.update(webcam_crop(m, np.random.default_rng(k), old).tobytes())
+    assert digest.hexdigest()[:16] == "57efdb76560dd155"
+    with_objects = [webcam_crop(m, np.random.default_rng(k), replace(old, object_probability=1.0)) for k in range(12)]
+    assert not all(np.array_equal(webcam_crop(m, np.random.default_rng(k), old), x) for k, x in enumerate(with_objects))
 
 
 @pytest.fixture(scope="module")

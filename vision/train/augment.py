@@ -3,7 +3,8 @@
 A face image is first reduced to a *master*: portrait by the preprocessing rule
 (`vision.preprocess.to_portrait`), `MASTER_WIDTH` × `MASTER_HEIGHT` pixels. `webcam_crop` then
 spoils a master the way a rectified webcam crop is spoiled, each effect drawn from the given
-generator: a finger or an overlapping card hiding up to `max_occlusion` of the card, a glare
+generator: a finger or an overlapping card hiding up to `max_occlusion` of the card, a mug or
+glass beside it leaning over up to `max_object` of it (`_object`), a glare
 spot, uneven light, imperfect corners (each corner off by up to `corner_jitter` of the card's
 size, so a sliver of table shows or an edge is cut), a slipped edge (one edge of the quad moved
 in or out by up to `max_edge_slip` of the card and along itself by half that: what the finder's
@@ -36,8 +37,8 @@ _SKIN = ((205, 224, 255), (163, 190, 234), (120, 160, 210), (70, 110, 160), (45,
 @dataclass(frozen=True, slots=True, kw_only=True)
 class CropConfig:
     """How hard `webcam_crop` spoils a card (defaults: the training mix; `EVAL_CROPS` is the
-    accuracy report's). A slipped edge draws from the generator only when its probability is
-    above 0, so a mix without it makes the same crops as before it existed."""
+    accuracy report's). A slipped edge and an object draw from the generator only when their
+    probability is above 0, so a mix without them makes the same crops as before they existed."""
 
     corner_jitter: float = 0.03
     edge_slip_probability: float = 0.3
@@ -46,6 +47,8 @@ class CropConfig:
     max_width: int = 128
     occlusion_probability: float = 0.3
     max_occlusion: float = 0.25
+    object_probability: float = 0.0
+    max_object: float = 0.55
     glare_probability: float = 0.25
     blur_probability: float = 0.5
     defocus_probability: float = 0.15
@@ -59,7 +62,7 @@ class CropConfig:
     def clean(cls) -> CropConfig:
         """No effect at all except the resize (for tests and gallery views)."""
         return cls(corner_jitter=0.0, edge_slip_probability=0.0, occlusion_probability=0.0,
-                   glare_probability=0.0, blur_probability=0.0, defocus_probability=0.0, motion_probability=0.0,
+                   object_probability=0.0, glare_probability=0.0, blur_probability=0.0, defocus_probability=0.0, motion_probability=0.0,
                    noise_probability=0.0, jpeg_probability=0.0, colour_probability=0.0,
                    light_probability=0.0)
 
@@ -68,9 +71,9 @@ DEFAULT_CROPS: Final = CropConfig()
 """The training mix (also the calibration's); `cardtrack train identifier --edge-slip P
 --min-width W` changes it (`--edge-slip 0 --min-width 40 --steps 1800` is the model before,
 see `models/identifier.md`)."""
-EVAL_CROPS: Final = CropConfig(edge_slip_probability=0.0, min_width=40)
-"""The accuracy report's mix, whatever a model was trained on: no slipped edges, cards 40 px
-wide or more, so that every model's figures compare. Slipped edges and smaller cards are
+EVAL_CROPS: Final = CropConfig(edge_slip_probability=0.0, min_width=40, object_probability=0.0)
+"""The accuracy report's mix, whatever a model was trained on: no slipped edges or objects,
+cards 40 px wide or more, so that every model's figures compare. Slipped edges and smaller cards are
 measured on rendered scenes cut at the finder's corners instead
 (`vision.train.evaluate.scene_queries`)."""
 
@@ -174,6 +177,36 @@ def _motion(length: float, angle: float) -> np.ndarray:
     return k / max(float(k.sum()), 1e-6)
 
 
+def _object(img: np.ndarray, rng: np.random.Generator, max_fraction: float) -> None:
+    """Something standing beside the card whose body, seen from an oblique camera, leans over
+    it: a mug, a glass, a phone. A large rounded blob coming in from one side, in a flat
+    colour shaded across and with a lighter rim, hiding a quarter to `max_fraction` of the card."""
+    h, w = img.shape[:2]
+    side = int(rng.integers(4))
+    depth = rng.uniform(0.25, max(0.25, max_fraction))  # share of the card it reaches over
+    across = (w, h)[side % 2]  # the length of the side it comes in from
+    along = (h, w)[side % 2]
+    centre = rng.uniform(0.2, 0.8) * across
+    radius = rng.uniform(0.55, 1.0) * across
+    reach = depth * along
+    # An ellipse whose far edge reaches `reach` into the card, its centre outside the card.
+    axes = (radius, rng.uniform(0.8, 1.3) * radius)
+    inner = reach - axes[1]
+    cx, cy = [(centre, inner), (w - inner, centre), (centre, h - inner), (inner, centre)][side]
+    size = (axes[0], axes[1]) if side % 2 == 0 else (axes[1], axes[0])
+    mask = np.zeros((h, w), np.uint8)
+    cv2.ellipse(mask, ((float(cx), float(cy)), (2 * size[0], 2 * size[1]), float(rng.uniform(-15, 15))),
+                255, -1, cv2.LINE_AA)
+    m = mask.astype(np.float32)[..., None] / 255.0
+    colour = rng.uniform(15, 240, 3).astype(np.float32)
+    ramp = np.linspace(-1.0, 1.0, w if side % 2 == 0 else h, dtype=np.float32)
+    ramp = ramp[None, :, None] if side % 2 == 0 else ramp[:, None, None]
+    shade = colour * (1.0 + np.float32(rng.uniform(0.1, 0.35)) * ramp)
+    rim = cv2.dilate(mask, np.ones((3, 3), np.uint8)) - cv2.erode(mask, np.ones((3, 3), np.uint8))
+    shade = np.where(rim[..., None] > 0, np.minimum(255.0, shade * 1.3 + 20), shade)
+    img[:] = img * (1 - m) + shade * m
+
+
 def webcam_crop(master_image: np.ndarray, rng: np.random.Generator,
                 config: CropConfig = DEFAULT_CROPS) -> np.ndarray:
     """A spoiled, low-resolution BGR uint8 crop of a portrait master (see module docstring)."""
@@ -203,6 +236,8 @@ def webcam_crop(master_image: np.ndarray, rng: np.random.Generator,
     # What lies on or over the card, drawn at the crop's resolution (cheaper, same picture).
     if rng.random() < config.occlusion_probability:
         _occlude(crop, rng, config.max_occlusion)
+    if config.object_probability > 0 and rng.random() < config.object_probability:
+        _object(crop, rng, config.max_object)
     if rng.random() < config.glare_probability:
         _glare(crop, rng)
     if rng.random() < config.light_probability:
