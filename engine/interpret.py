@@ -38,9 +38,8 @@ class InterpretConfigError(EngineError):
 
 
 HOLD_SECONDS: dict[str, float] = {
-    # Who collected a round is seen when they build with a won card, which players do a few
-    # seconds after collecting (the next round's cards come later), unless a hand was seen
-    # at one deck only (`ExpectedZone.by_hands`). The hold starts when
+    # Who collected a round is seen only when they build with a won card, which players do a
+    # few seconds after collecting (the next round's cards come later). The hold starts when
     # the first card leaves a battle slot, and a winner who gathers the cards, squares them
     # and builds two parts takes up to eight seconds from there; a longer hold delays only
     # who collected (the round's outcome was announced before), and a change the held
@@ -639,7 +638,7 @@ class Interpreter(Generic[S, M]):
         unread: Sequence[str] | None = None,
     ) -> _Node[S, M]:
         """Score `state` (reached by `moves`) against the snapshot; `before` is how the
-        belief looks and `unread` its `_hand_zones`, to tell which unseen changes the
+        belief looks and `unread` its `_unread_counters`, to tell which unseen changes the
         hands must account for (both from `state` itself when not given: the belief)."""
         cfg = self.config
         snapshot = reading.snapshot
@@ -684,7 +683,7 @@ class Interpreter(Generic[S, M]):
         unheeded = 0
         if snapshot.reached is not None:
             was = before or look
-            zones = unread if unread is not None else _hand_zones(was, snapshot)
+            zones = unread if unread is not None else _unread_counters(was, snapshot)
             unheeded = _unheeded_hands(look, was, snapshot, zones) if zones else 0
             if unheeded:
                 total -= cfg.reach_penalty * unheeded
@@ -718,7 +717,7 @@ class Interpreter(Generic[S, M]):
         root = self._evaluate(belief, (), 0, 0, reading)
         if root.within_noise:
             return [root]
-        unread = _hand_zones(root.appearance, snapshot) if snapshot.reached is not None else ()
+        unread = _unread_counters(root.appearance, snapshot) if snapshot.reached is not None else ()
         best_of: dict[Any, _Node[S, M]] = {_key(belief): root}
         frontier = [root]
         # Every fit score is at most 0, so a node's descendants score at most minus the
@@ -1043,16 +1042,13 @@ def _zone_read(snapshot: TableSnapshot, zone: str) -> _ZoneRead:
     return tuple(c.best.face for c in snapshot.cards(zone)), snapshot.counts.get(zone)
 
 
-def _hand_zones(look: Mapping[str, ExpectedZone], snapshot: TableSnapshot) -> tuple[str, ...]:
-    """The read zones whose changes only the hands tell: those `look` shows as a number the
-    snapshot does not give (a face-down pile's height, `ZoneKind.COUNTER` without a count, or
-    a pile whose height the camera does not see change, `ExpectedZone.by_hands`)."""
-    return tuple(z for z in snapshot.settled if (e := look.get(z)) is not None and _told_by_hands(z, e, snapshot))
-
-
-def _told_by_hands(zone: str, look: ExpectedZone, snapshot: TableSnapshot) -> bool:
-    hidden = look.kind is ZoneKind.COUNTER or (look.by_hands and look.kind is ZoneKind.PILE)
-    return hidden and zone not in snapshot.counts
+def _unread_counters(look: Mapping[str, ExpectedZone], snapshot: TableSnapshot) -> tuple[str, ...]:
+    """The read zones that `look` shows as a number the snapshot does not give (a face-down
+    pile's height, `ZoneKind.COUNTER` without a count): only the hands tell their changes."""
+    return tuple(
+        z for z in snapshot.settled
+        if z not in snapshot.counts and (e := look.get(z)) is not None and e.kind is ZoneKind.COUNTER
+    )
 
 
 def _unheeded_hands(
@@ -1061,17 +1057,16 @@ def _unheeded_hands(
     snapshot: TableSnapshot,
     zones: Sequence[str],
 ) -> int:
-    """Zones where an explanation disagrees with the hands: of `zones` (`_hand_zones`
+    """Zones where an explanation disagrees with the hands: of `zones` (`_unread_counters`
     of the belief), those it changes though no hand reached them, and those it leaves as they
     were though a hand reached them. Cards the camera sees speak for themselves."""
     reached = snapshot.reached or frozenset()
     n = 0
     for zone in zones:
         now, was = look.get(zone), before[zone]
-        if now is None or not _told_by_hands(zone, now, snapshot):
+        if now is None or now.kind is not ZoneKind.COUNTER:
             continue
         changed = now.count != was.count or now.signature != was.signature
-        changed |= now.kind is ZoneKind.PILE and now.faces != was.faces
         if changed != (zone in reached):
             n += 1
     return n

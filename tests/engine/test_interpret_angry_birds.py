@@ -193,24 +193,6 @@ def test_an_unseen_collector_is_held_until_the_winner_builds() -> None:
 
 
 @pytest.mark.parametrize(("collector", "stat"), [(1, "power"), (2, "rarity")])
-def test_the_hand_that_reached_a_deck_tells_the_collector_at_once(collector: int, stat: str) -> None:
-    # Red 1 wins power, Blues 1 rarity. The cards went under a deck, which the camera does not
-    # see grow, but the collector's hand stayed over it: no hold, the take is read now.
-    before = _state(*_LAID)
-    collected = [{"player": 1, "move": "name-stat", "stat": stat}, {"player": collector, "move": "take"}]
-    shown = _without_deck_heights(_snapshot(_state(*_LAID, *collected)), 30)
-    reached = frozenset({"battle-1", "battle-2", f"deck-{collector}"})
-    interpreter = Interpreter(GAME, InterpretConfig.for_game(GAME.id))
-    result = interpreter.observe(before, replace(shown, reached=reached))
-    assert not result.pending and not result.desync
-    assert [GAME.move_to_dict(m) for m in result.moves] == collected
-    # Hands watched, but none stayed over either deck: who collected is not told, it is held.
-    unseen = Interpreter(GAME, InterpretConfig.for_game(GAME.id)).observe(
-        before, replace(shown, reached=frozenset({"battle-1", "battle-2"})))
-    assert unseen.pending and unseen.moves == ()
-
-
-@pytest.mark.parametrize(("collector", "stat"), [(1, "power"), (2, "rarity")])
 def test_a_build_read_as_the_hold_runs_out_tells_the_collector(collector: int, stat: str) -> None:
     # The winner's structure is read only once the hold has run out (a hand lingered over
     # it): that read tells who collected, and wins over the held guess, whoever it was.
