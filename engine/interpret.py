@@ -38,8 +38,9 @@ class InterpretConfigError(EngineError):
 
 
 HOLD_SECONDS: dict[str, float] = {
-    # Who collected a round is seen only when they build with a won card, which players do a
-    # few seconds after collecting (the next round's cards come later). The hold starts when
+    # Who collected a round is seen when they build with a won card, which players do a few
+    # seconds after collecting (the next round's cards come later), unless a hand was seen
+    # at one deck only (`ExpectedZone.by_hands`). The hold starts when
     # the first card leaves a battle slot, and a winner who gathers the cards, squares them
     # and builds two parts takes up to eight seconds from there; a longer hold delays only
     # who collected (the round's outcome was announced before), and a change the held
@@ -638,7 +639,7 @@ class Interpreter(Generic[S, M]):
         unread: Sequence[str] | None = None,
     ) -> _Node[S, M]:
         """Score `state` (reached by `moves`) against the snapshot; `before` is how the
-        belief looks and `unread` its `_unread_counters`, to tell which unseen changes the
+        belief looks and `unread` its `_hand_zones`, to tell which unseen changes the
         hands must account for (both from `state` itself when not given: the belief)."""
         cfg = self.config
         snapshot = reading.snapshot
@@ -683,7 +684,7 @@ class Interpreter(Generic[S, M]):
         unheeded = 0
         if snapshot.reached is not None:
             was = before or look
-            zones = unread if unread is not None else _unread_counters(was, snapshot)
+            zones = unread if unread is not None else _hand_zones(was, snapshot)
             unheeded = _unheeded_hands(look, was, snapshot, zones) if zones else 0
             if unheeded:
                 total -= cfg.reach_penalty * unheeded
@@ -717,7 +718,7 @@ class Interpreter(Generic[S, M]):
         root = self._evaluate(belief, (), 0, 0, reading)
         if root.within_noise:
             return [root]
-        unread = _unread_counters(root.appearance, snapshot) if snapshot.reached is not None else ()
+        unread = _hand_zones(root.appearance, snapshot) if snapshot.reached is not None else ()
         best_of: dict[Any, _Node[S, M]] = {_key(belief): root}
         frontier = [root]
         # Every fit score is at most 0, so a node's descendants score at most minus the
@@ -800,6 +801,10 @@ class Interpreter(Generic[S, M]):
         """Whether to hold `best` (`hold_seconds`): a rival explanation that may be taken as
         well (`_acceptable`) scores within `confirm_margin` and leaves the game in another
         state (what tells them apart, if anything, is not read well enough: a deck's height).
+        A rival that is `best` with some of its moves left out is no rival: `best` accounts for
+        more of what is seen and fits better (an Angry Birds beam read as the beam and not as
+        the vertical it resembles), and holding it would keep back the moves both share (the
+        next round's cards, from the overlay).
         Holding keeps `best`, to take when the hold has lasted `hold_seconds` or the table
         moves on in a way it cannot explain along with it (see `observe`)."""
         cfg = self.config
@@ -807,7 +812,7 @@ class Interpreter(Generic[S, M]):
             (
                 n for n in nodes
                 if n is not best and self._acceptable(n) and best.score - n.score < cfg.confirm_margin
-                and _key(n.state) != _key(best.state)
+                and _key(n.state) != _key(best.state) and not _leaves_out(best.moves, n.moves)
             ),
             None,
         )
@@ -1037,18 +1042,29 @@ class Interpreter(Generic[S, M]):
         )
 
 
+def _leaves_out(moves: Sequence[Any], part: Sequence[Any]) -> bool:
+    """Whether `part` is `moves` with at least one of them left out, the rest in order."""
+    if len(part) >= len(moves):
+        return False
+    rest = iter(moves)
+    return all(any(m == p for m in rest) for p in part)
+
+
 def _zone_read(snapshot: TableSnapshot, zone: str) -> _ZoneRead:
     """How `zone` reads in `snapshot`, as far as a pending wait tells reads apart."""
     return tuple(c.best.face for c in snapshot.cards(zone)), snapshot.counts.get(zone)
 
 
-def _unread_counters(look: Mapping[str, ExpectedZone], snapshot: TableSnapshot) -> tuple[str, ...]:
-    """The read zones that `look` shows as a number the snapshot does not give (a face-down
-    pile's height, `ZoneKind.COUNTER` without a count): only the hands tell their changes."""
-    return tuple(
-        z for z in snapshot.settled
-        if z not in snapshot.counts and (e := look.get(z)) is not None and e.kind is ZoneKind.COUNTER
-    )
+def _hand_zones(look: Mapping[str, ExpectedZone], snapshot: TableSnapshot) -> tuple[str, ...]:
+    """The read zones whose changes only the hands tell: those `look` shows as a number the
+    snapshot does not give (a face-down pile's height, `ZoneKind.COUNTER` without a count, or
+    a pile whose height the camera does not see change, `ExpectedZone.by_hands`)."""
+    return tuple(z for z in snapshot.settled if (e := look.get(z)) is not None and _told_by_hands(z, e, snapshot))
+
+
+def _told_by_hands(zone: str, look: ExpectedZone, snapshot: TableSnapshot) -> bool:
+    hidden = look.kind is ZoneKind.COUNTER or (look.by_hands and look.kind is ZoneKind.PILE)
+    return hidden and zone not in snapshot.counts
 
 
 def _unheeded_hands(
@@ -1057,16 +1073,17 @@ def _unheeded_hands(
     snapshot: TableSnapshot,
     zones: Sequence[str],
 ) -> int:
-    """Zones where an explanation disagrees with the hands: of `zones` (`_unread_counters`
+    """Zones where an explanation disagrees with the hands: of `zones` (`_hand_zones`
     of the belief), those it changes though no hand reached them, and those it leaves as they
     were though a hand reached them. Cards the camera sees speak for themselves."""
     reached = snapshot.reached or frozenset()
     n = 0
     for zone in zones:
         now, was = look.get(zone), before[zone]
-        if now is None or now.kind is not ZoneKind.COUNTER:
+        if now is None or not _told_by_hands(zone, now, snapshot):
             continue
         changed = now.count != was.count or now.signature != was.signature
+        changed |= now.kind is ZoneKind.PILE and now.faces != was.faces
         if changed != (zone in reached):
             n += 1
     return n

@@ -147,7 +147,10 @@ class ExpectedZone:
     (None: the count says it all). `covered` lists the spread's faces (by index) that lie
     under another card of the zone (an Angry Birds structure's beams under its pig): the camera
     may see too little of them to find them, so one not seen costs `hidden_penalty` and still
-    matches, where any other card not seen leaves the zone unexplained.
+    matches, where any other card not seen leaves the zone unexplained. `by_hands` marks a pile
+    whose height the camera does not see change (cards slipped under an Angry Birds deck): as
+    for a counter zone without a count, whether a hand reached it (`TableSnapshot.reached`)
+    tells whether it changed.
     """
 
     kind: ZoneKind
@@ -157,6 +160,7 @@ class ExpectedZone:
     ordered: bool = False
     signature: int | None = None
     covered: frozenset[int] = frozenset()
+    by_hands: bool = False
 
 
 Appearance = Mapping[str, ExpectedZone]

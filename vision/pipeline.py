@@ -633,10 +633,13 @@ class Pipeline:
 
     def _number_zones(self) -> frozenset[str]:
         """Zones the belief shows as a number (`ZoneKind.COUNTER`: mk. I's face-down piles and
-        token areas), not as cards."""
+        token areas), not as cards, and piles whose height changes unseen
+        (`ExpectedZone.by_hands`: an Angry Birds deck)."""
         if self._numbers[0] is not self.belief:
             look = self.interpreter.game.appearance(self.belief)
-            self._numbers = (self.belief, frozenset(z for z, e in look.items() if e.kind is ZoneKind.COUNTER))
+            self._numbers = (self.belief, frozenset(
+                z for z, e in look.items() if e.kind is ZoneKind.COUNTER or (e.by_hands and e.kind is ZoneKind.PILE)
+            ))
         return self._numbers[1]
 
     # -- one frame ----------------------------------------------------------------------------------

@@ -2,7 +2,8 @@
 
 Appearance (what a state says each zone shows, as catalog faces): `deck-N` is a face-down pile
 showing the back of its top card (a structure part: `back.wood-vertical`, `back.pig`…; any face
-when the top card is not known) and its height; `battle-N` shows the laid card's front face;
+when the top card is not known) and its height, which the camera does not see grow when won
+cards go under it, so the hands tell whether it changed (`ExpectedZone.by_hands`); `battle-N` shows the laid card's front face;
 `structure-N` shows the backs of its parts; `pot` is a pile whose top is not predicted (tied
 cards are dropped in any order), only its height.
 
@@ -68,7 +69,9 @@ class AbInterpreter:
             top: tuple[str | None, ...] = ()
             if deck:
                 top = (None if deck[0] is None else self._back[deck[0]],)
-            out[f"deck-{p}"] = ExpectedZone(kind=ZoneKind.PILE, faces=top, count=len(deck))
+            # Won cards go under the deck: its height changes, which the camera does not see,
+            # and only the hand that reached it tells who collected (`ExpectedZone.by_hands`).
+            out[f"deck-{p}"] = ExpectedZone(kind=ZoneKind.PILE, faces=top, count=len(deck), by_hands=True)
             battle = state.battle[p - 1]
             out[f"battle-{p}"] = ExpectedZone(
                 kind=ZoneKind.SPREAD, faces=tuple(self._front[c] for c in battle), count=len(battle)

@@ -193,6 +193,24 @@ def test_an_unseen_collector_is_held_until_the_winner_builds() -> None:
 
 
 @pytest.mark.parametrize(("collector", "stat"), [(1, "power"), (2, "rarity")])
+def test_the_hand_that_reached_a_deck_tells_the_collector_at_once(collector: int, stat: str) -> None:
+    # Red 1 wins power, Blues 1 rarity. The cards went under a deck, which the camera does not
+    # see grow, but the collector's hand stayed over it: no hold, the take is read now.
+    before = _state(*_LAID)
+    collected = [{"player": 1, "move": "name-stat", "stat": stat}, {"player": collector, "move": "take"}]
+    shown = _without_deck_heights(_snapshot(_state(*_LAID, *collected)), 30)
+    reached = frozenset({"battle-1", "battle-2", f"deck-{collector}"})
+    interpreter = Interpreter(GAME, InterpretConfig.for_game(GAME.id))
+    result = interpreter.observe(before, replace(shown, reached=reached))
+    assert not result.pending and not result.desync
+    assert [GAME.move_to_dict(m) for m in result.moves] == collected
+    # Hands watched, but none stayed over either deck: who collected is not told, it is held.
+    unseen = Interpreter(GAME, InterpretConfig.for_game(GAME.id)).observe(
+        before, replace(shown, reached=frozenset({"battle-1", "battle-2"})))
+    assert unseen.pending and unseen.moves == ()
+
+
+@pytest.mark.parametrize(("collector", "stat"), [(1, "power"), (2, "rarity")])
 def test_a_build_read_as_the_hold_runs_out_tells_the_collector(collector: int, stat: str) -> None:
     # The winner's structure is read only once the hold has run out (a hand lingered over
     # it): that read tells who collected, and wins over the held guess, whoever it was.
@@ -499,3 +517,34 @@ def test_a_beam_hidden_at_once_by_the_pig_laid_on_it_is_read_with_the_pig() -> N
     assert not result.pending and not result.desync
     assert [GAME.move_to_dict(m) for m in result.moves] == list(builds)
     assert GAME.round_result(result.state).kind == "slingshot"
+
+
+def test_a_beam_read_close_to_a_vertical_does_not_hold_back_the_next_round_s_card() -> None:
+    # The winner lays a won beam across the two verticals of their structure, then the next
+    # round's first card in their battle slot. The camera reads the beam as the beam, with a
+    # vertical second, and one vertical beside it (the deck heights are not read). "The play
+    # alone, the beam taken for a vertical" fits nearly as well, but it is the same reading
+    # less the build. Held, the card laid would stay off the overlay, and the round's outcome
+    # unannounced, for as long as the hold (seed 7153).
+    setup = {
+        "deck-1": ["matilda-3", "bomb-3", "hal-3"],
+        "deck-2": ["chuck-3", "stella-2"],
+        "structure-1": ["red-3", "blues-2"],
+    }
+    laid = ({"player": 1, "move": "play", "card": "matilda-3"}, {"player": 2, "move": "play", "card": "chuck-3"})
+    stat = next(s for s in ("power", "distance", "aim", "rarity")
+                if GAME.round_result(_state({"player": 1, "move": "name-stat", "stat": s}, *laid,
+                                             setup=setup)).winner == 1)
+    took = ({"player": 1, "move": "name-stat", "stat": stat}, *laid, {"player": 1, "move": "take"})
+    then = ({"player": 1, "move": "build", "cards": ["matilda-3"]}, {"player": 1, "move": "play", "card": "bomb-3"})
+    after = _state(*took, *then, setup=setup)
+    look = LOOK.appearance(after)["structure-1"]
+    assert look.faces[0] == "back.ice-horizontal" and look.covered  # the verticals lie under it
+    shown = _only(_without_deck_heights(_snapshot(after, 30), 30), "structure-1", 0, 2)
+    beam = SeenCard(candidates=(Candidate(face="back.ice-horizontal", score=0.6),
+                                Candidate(face="back.ice-vertical", score=0.3)))
+    shown = replace(shown, zones={**shown.zones, "structure-1": (beam, shown.zones["structure-1"][1])})
+    interpreter = Interpreter(GAME, InterpretConfig.for_game(GAME.id))
+    result = interpreter.observe(_state(*took, setup=setup), shown)
+    assert not result.pending and not result.desync
+    assert [GAME.move_to_dict(m) for m in result.moves] == list(then)
