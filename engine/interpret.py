@@ -1063,8 +1063,7 @@ def _hand_zones(look: Mapping[str, ExpectedZone], snapshot: TableSnapshot) -> tu
 
 
 def _told_by_hands(zone: str, look: ExpectedZone, snapshot: TableSnapshot) -> bool:
-    hidden = look.kind is ZoneKind.COUNTER or (look.by_hands and look.kind is ZoneKind.PILE)
-    return hidden and zone not in snapshot.counts
+    return look.counted and zone not in snapshot.counts
 
 
 def _unheeded_hands(

@@ -162,6 +162,13 @@ class ExpectedZone:
     covered: frozenset[int] = frozenset()
     by_hands: bool = False
 
+    @property
+    def counted(self) -> bool:
+        """Whether the zone shows a number rather than cards the camera tells apart: a counter
+        zone, or a pile whose height changes unseen (`by_hands`); the hands tell its changes
+        when the snapshot gives no count."""
+        return self.kind is ZoneKind.COUNTER or (self.by_hands and self.kind is ZoneKind.PILE)
+
 
 Appearance = Mapping[str, ExpectedZone]
 """Zone id -> expected appearance of that zone."""

@@ -41,7 +41,7 @@ from calibration.profile import CalibrationMethod, TableProfile
 from engine import get_game
 from engine.core import Ruleset
 from engine.interpret import Interpretation, InterpretConfig, Interpreter
-from engine.snapshot import TableSnapshot, ZoneKind
+from engine.snapshot import TableSnapshot
 from vision.capture import Frame
 from vision.detections import Detections
 from vision.finder import FinderConfig, Refine
@@ -632,14 +632,11 @@ class Pipeline:
         self._unnamed.clear()
 
     def _number_zones(self) -> frozenset[str]:
-        """Zones the belief shows as a number (`ZoneKind.COUNTER`: mk. I's face-down piles and
-        token areas), not as cards, and piles whose height changes unseen
-        (`ExpectedZone.by_hands`: an Angry Birds deck)."""
+        """Zones the belief shows as a number (`ExpectedZone.counted`: mk. I's face-down piles
+        and token areas, an Angry Birds deck whose height changes unseen), not as cards."""
         if self._numbers[0] is not self.belief:
             look = self.interpreter.game.appearance(self.belief)
-            self._numbers = (self.belief, frozenset(
-                z for z, e in look.items() if e.kind is ZoneKind.COUNTER or (e.by_hands and e.kind is ZoneKind.PILE)
-            ))
+            self._numbers = (self.belief, frozenset(z for z, e in look.items() if e.counted))
         return self._numbers[1]
 
     # -- one frame ----------------------------------------------------------------------------------
