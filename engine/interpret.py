@@ -40,11 +40,11 @@ class InterpretConfigError(EngineError):
 HOLD_SECONDS: dict[str, float] = {
     # Who collected a round is seen when they build with a won card, which players do a few
     # seconds after collecting (the next round's cards come later), unless a hand was seen
-    # at one deck only (`ExpectedZone.by_hands`). The hold starts when
-    # the first card leaves a battle slot, and a winner who gathers the cards, squares them
-    # and builds two parts takes up to eight seconds from there; a longer hold delays only
-    # who collected (the round's outcome was announced before), and a change the held
-    # explanation cannot account for still ends it at once.
+    # at one deck only (`ExpectedZone.by_hands`). The hold starts when the first card leaves
+    # a battle slot, and a winner who gathers the cards, squares them and builds two parts
+    # takes up to eight seconds from there; a longer hold delays only who collected (the
+    # round's outcome was announced before), and a change the held explanation cannot
+    # account for still ends it at once.
     "angry-birds-power-cards": 12.0,
 }
 """Games whose camera cannot tell some explanations apart: seconds to hold such a change."""
@@ -1059,7 +1059,9 @@ def _hand_zones(look: Mapping[str, ExpectedZone], snapshot: TableSnapshot) -> tu
     """The read zones whose changes only the hands tell: those `look` shows as a number the
     snapshot does not give (a face-down pile's height, `ZoneKind.COUNTER` without a count, or
     a pile whose height the camera does not see change, `ExpectedZone.by_hands`)."""
-    return tuple(z for z in snapshot.settled if (e := look.get(z)) is not None and _told_by_hands(z, e, snapshot))
+    return tuple(
+        z for z in snapshot.settled if (e := look.get(z)) is not None and _told_by_hands(z, e, snapshot)
+    )
 
 
 def _told_by_hands(zone: str, look: ExpectedZone, snapshot: TableSnapshot) -> bool:

@@ -3,9 +3,9 @@
 Appearance (what a state says each zone shows, as catalog faces): `deck-N` is a face-down pile
 showing the back of its top card (a structure part: `back.wood-vertical`, `back.pig`…; any face
 when the top card is not known) and its height, which the camera does not see grow when won
-cards go under it, so the hands tell whether it changed (`ExpectedZone.by_hands`); `battle-N` shows the laid card's front face;
-`structure-N` shows the backs of its parts; `pot` is a pile whose top is not predicted (tied
-cards are dropped in any order), only its height.
+cards go under it, so the hands tell whether it changed (`ExpectedZone.by_hands`); `battle-N`
+shows the laid card's front face; `structure-N` shows the backs of its parts; `pot` is a pile
+whose top is not predicted (tied cards are dropped in any order), only its height.
 
 Moves proposed to the search: a `play` of each card newly seen in a battle slot (its first two
 candidates), or of the deck's top card when the deck shows another top and its battle slot

@@ -531,12 +531,18 @@ def test_a_beam_read_close_to_a_vertical_does_not_hold_back_the_next_round_s_car
         "deck-2": ["chuck-3", "stella-2"],
         "structure-1": ["red-3", "blues-2"],
     }
-    laid = ({"player": 1, "move": "play", "card": "matilda-3"}, {"player": 2, "move": "play", "card": "chuck-3"})
+    laid = (
+        {"player": 1, "move": "play", "card": "matilda-3"},
+        {"player": 2, "move": "play", "card": "chuck-3"},
+    )
     stat = next(s for s in ("power", "distance", "aim", "rarity")
                 if GAME.round_result(_state({"player": 1, "move": "name-stat", "stat": s}, *laid,
                                              setup=setup)).winner == 1)
     took = ({"player": 1, "move": "name-stat", "stat": stat}, *laid, {"player": 1, "move": "take"})
-    then = ({"player": 1, "move": "build", "cards": ["matilda-3"]}, {"player": 1, "move": "play", "card": "bomb-3"})
+    then = (
+        {"player": 1, "move": "build", "cards": ["matilda-3"]},
+        {"player": 1, "move": "play", "card": "bomb-3"},
+    )
     after = _state(*took, *then, setup=setup)
     look = LOOK.appearance(after)["structure-1"]
     assert look.faces[0] == "back.ice-horizontal" and look.covered  # the verticals lie under it
