@@ -3,8 +3,9 @@
 `Finder` letterboxes each frame to 640×384 (`vision.letterbox`), runs the model
 (`models/finder.onnx`, a small CenterNet trained on synthetic scenes by `cardtrack train
 finder`) and decodes its two outputs: a card-centre heatmap at stride 8 and, per cell, the
-offsets of the card's four corners. `decode` takes the local maxima above `FinderConfig.threshold`,
-reads their corners, suppresses duplicates by quadrilateral IoU and maps the corners back to
+offsets of the card's four corners. `decode` takes the local maxima above `FinderConfig.threshold`
+(with `FinderConfig.peaks`, also the cells beside them: the cards of tight fans), reads their
+corners, suppresses duplicates by quadrilateral IoU and maps the corners back to
 frame pixels; the result is one `Detections` batch per frame. The finder is class-agnostic and
 cannot tell a face-down card's top from its bottom, so corners come in a canonical order: clockwise
 in the image, the first edge a short edge of the card (as for an upright portrait card), starting
@@ -57,6 +58,13 @@ class Refine(StrEnum):
     NONE = "none"  # the finder's own corners, read at a quarter of the resolution
 
 
+class Peaks(StrEnum):
+    """Which heatmap cells `decode` reads as cards."""
+
+    LOCAL = "local"  # the 3×3 local maxima: two cards need centres at least two cells apart
+    ADJACENT = "adjacent"  # also a cell beside a stronger one, as the cards of a tight fan
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class FinderConfig:
     """Decoding options.
@@ -68,7 +76,16 @@ class FinderConfig:
     each card's edges on the full-resolution frame and moves the corners to their
     intersections, `refine_passes` times, searching a band of `refine_window` of the card's
     shorter side around each predicted edge (wider finds edges further off and picks up
-    neighbouring cards' edges more often); `none` keeps the coarse corners."""
+    neighbouring cards' edges more often); `none` keeps the coarse corners.
+
+    `peaks`: `local` reads only the heatmap's 3×3 local maxima, so two cards whose centres fall
+    in neighbouring cells (8 letterbox pixels, 16 in a 1280×720 frame: a fan's cards) are read
+    as one. `adjacent` also reads a cell beside a stronger one when it is no valley between two
+    stronger cells in any direction (a valley is the gap between two cards of a row, where the
+    model may see a third) and the card it reads is centred on it, within `own_radius` cells
+    (a cell on the slope of a neighbour's peak reads the neighbour). It finds more of the cards
+    in fans and rows, and more cards that are not there (`cardtrack train finder --eval-only`
+    measures both)."""
 
     threshold: float = 0.3
     nms_iou: float = 0.6
@@ -76,6 +93,8 @@ class FinderConfig:
     refine: Refine = Refine.MODEL
     refine_window: float = 0.25
     refine_passes: int = 2
+    peaks: Peaks = Peaks.LOCAL
+    own_radius: float = 0.5
 
 
 def canonical_order(quads: np.ndarray) -> np.ndarray:
@@ -98,16 +117,37 @@ def decode(heat_logits: np.ndarray, offsets: np.ndarray, config: FinderConfig) -
     """One image's outputs ((1, H, W) logits, (8, H, W) offsets) → quads (n, 4, 2) in letterbox
     pixels and scores (n,), best first, after NMS."""
     heat = 1.0 / (1.0 + np.exp(-heat_logits[0].astype(np.float32)))
-    peaks = (heat == cv2.dilate(heat, np.ones((3, 3), np.uint8))) & (heat >= config.threshold)
-    ys, xs = np.nonzero(peaks)
-    scores = heat[ys, xs]
-    order = np.argsort(-scores, kind="stable")[: config.max_cards * 2]
-    ys, xs, scores = ys[order], xs[order], scores[order]
+    local = heat == cv2.dilate(heat, np.ones((3, 3), np.uint8))
+    if config.peaks is Peaks.ADJACENT:
+        cells = (local | ~_valleys(heat)) & (heat >= config.threshold)
+    else:
+        cells = local & (heat >= config.threshold)
+    ys, xs = np.nonzero(cells)
     centres = np.stack([(xs + 0.5) * STRIDE, (ys + 0.5) * STRIDE], axis=1).astype(np.float32)
     offs = offsets[:, ys, xs].T.reshape(-1, 4, 2) * OFFSET_SCALE
-    quads = centres[:, None, :] + offs
+    if config.peaks is Peaks.ADJACENT:
+        # A cell that is no local maximum counts only for a card centred on it.
+        off_centre = np.linalg.norm(offs.mean(axis=1), axis=1) / STRIDE
+        own = local[ys, xs] | (off_centre <= config.own_radius)
+        ys, xs, centres, offs = ys[own], xs[own], centres[own], offs[own]
+    scores = heat[ys, xs]
+    order = np.argsort(-scores, kind="stable")[: config.max_cards * 2]
+    scores = scores[order]
+    quads = centres[order][:, None, :] + offs[order]
     keep = nms_quads(quads, scores, config.nms_iou)[: config.max_cards]
     return quads[keep], scores[keep]
+
+
+def _valleys(heat: np.ndarray) -> np.ndarray:
+    """Cells lower than both their neighbours along some direction (across, down or a diagonal)."""
+    p = np.pad(heat, 1)
+    h, w = heat.shape
+    out = np.zeros(heat.shape, bool)
+    for dy, dx in ((0, 1), (1, 0), (1, 1), (1, -1)):
+        ahead = p[1 + dy:1 + dy + h, 1 + dx:1 + dx + w]
+        behind = p[1 - dy:1 - dy + h, 1 - dx:1 - dx + w]
+        out |= (heat < ahead) & (heat < behind)
+    return out
 
 
 def nms_quads(quads: np.ndarray, scores: np.ndarray, iou_threshold: float) -> np.ndarray:

@@ -16,6 +16,7 @@ from vision.finder import (
     Finder,
     FinderConfig,
     FinderModelError,
+    Peaks,
     canonical_order,
     decode,
     nms_quads,
@@ -99,6 +100,46 @@ def test_decode_reads_peaks_and_offsets() -> None:
     assert scores[0] == pytest.approx(1 / (1 + np.exp(-3.0)), rel=1e-5)
     for q in cards.values():
         assert np.abs(quads - q).reshape(2, -1).max(axis=1).min() < 1e-3
+
+
+def _heat_and_offsets(cells: dict[tuple[int, int], tuple[float, np.ndarray]]) -> tuple[np.ndarray, np.ndarray]:
+    """Model outputs with, at each (y, x) cell, a logit and the corner offsets of a quad."""
+    gh, gw = INPUT_HEIGHT // STRIDE, INPUT_WIDTH // STRIDE
+    logits = np.full((1, gh, gw), -8.0, np.float32)
+    offsets = np.zeros((8, gh, gw), np.float32)
+    for (y, x), (logit, q) in cells.items():
+        logits[0, y, x] = logit
+        offsets[:, y, x] = ((q - [(x + 0.5) * STRIDE, (y + 0.5) * STRIDE]) / OFFSET_SCALE).reshape(8)
+    return logits, offsets
+
+
+def test_adjacent_peaks_read_both_cards_of_a_tight_fan() -> None:
+    # Two cards 12 letterbox pixels apart: their centres fall in neighbouring cells, and the
+    # weaker cell is no 3×3 maximum.
+    a = _rect(20.5 * STRIDE, 10.5 * STRIDE, 24, 34, 0)
+    b = _rect(21.5 * STRIDE + 2, 10.5 * STRIDE, 24, 34, 0)
+    logits, offsets = _heat_and_offsets({(10, 20): (3.0, a), (10, 21): (2.0, b)})
+    local, _ = decode(logits, offsets, FinderConfig())
+    assert len(local) == 1
+    fan, scores = decode(logits, offsets, FinderConfig(peaks=Peaks.ADJACENT))
+    assert len(fan) == 2 and scores[0] > scores[1]
+    np.testing.assert_allclose(fan[0], a, atol=1e-3)
+    np.testing.assert_allclose(fan[1], b, atol=1e-3)
+
+
+def test_adjacent_peaks_skip_the_slope_of_a_peak_and_the_gap_of_a_row() -> None:
+    a = _rect(20.5 * STRIDE, 10.5 * STRIDE, 24, 34, 0)
+    c = _rect(22.5 * STRIDE, 10.5 * STRIDE, 24, 34, 0)
+    gap = _rect(21.5 * STRIDE, 10.5 * STRIDE, 24, 34, 0)
+    # On a's slope, a cell that reads a sloppily (a card centred further than a cell from it),
+    # and the gap between a and c, lower than both, reading a third card centred on it.
+    cells = {(10, 20): (3.0, a), (10, 22): (2.5, c), (10, 21): (1.0, gap),
+             (10, 19): (1.5, a + np.array([7.0, 0.0]))}
+    logits, offsets = _heat_and_offsets(cells)
+    quads, _ = decode(logits, offsets, FinderConfig(peaks=Peaks.ADJACENT))
+    assert len(quads) == 2
+    got = sorted(float(q[:, 0].mean()) for q in quads)
+    assert got == pytest.approx([a[:, 0].mean(), c[:, 0].mean()], abs=1e-3)
 
 
 def test_nms_keeps_distinct_cards_drops_duplicates() -> None:

@@ -29,6 +29,7 @@ from server.session import Session
 from server.vision_feed import VisionFeed, feed_message
 from vision.capture import Frame, open_source
 from vision.detections import Detections
+from vision.finder import FinderConfig, Peaks
 from vision.identify import FaceCandidate
 from vision.pipeline import (
     Pipeline,
@@ -318,6 +319,14 @@ def test_config_errors_name_the_field() -> None:
         PipelineConfig.for_game("minecraft-card-game", fps=0)
     assert PipelineConfig.for_game("minecraft-card-game", fps=15).settle.still_frames == 4
     assert PipelineConfig.for_game("minecraft-card-game", fps=30).settle.still_frames == 8
+
+
+def test_games_with_fans_read_the_finder_s_adjacent_peaks() -> None:
+    assert PipelineConfig.for_game("minecraft-card-game").finder.peaks is Peaks.ADJACENT
+    for game in ("minecraft-explorers", "minecraft-mk1", "angry-birds-power-cards"):
+        assert PipelineConfig.for_game(game).finder.peaks is Peaks.LOCAL
+    custom = FinderConfig(threshold=0.4)
+    assert PipelineConfig.for_game("minecraft-card-game", finder=custom).finder is custom
 
 
 class _BrokenIdentifier:

@@ -22,7 +22,7 @@ import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import cv2
 import numpy as np
@@ -512,6 +512,69 @@ class FinderReport:
     model_corner_px: float | None = None  # … with the corner refiner (the finder's default output)
     model_corner_pct: float | None = None
     ms_per_frame_refined: float | None = None  # … including the corner refiner
+    adjacent: DetectionCounts | None = None  # … decoded with `FinderConfig(peaks='adjacent')`
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DetectionCounts:
+    """AP, recall and false detections of one way of decoding, on a held-out set."""
+
+    ap50: float
+    recall_60: float
+    recall_30: float
+    false_per_frame: float
+
+
+class _Tally:
+    """Detections matched to the truth frame by frame (greedy, best score first, IoU ≥ 0.5)."""
+
+    def __init__(self) -> None:
+        self.scores: list[np.ndarray] = []
+        self.tp: list[np.ndarray] = []
+        self.n30 = self.n60 = self.found30 = self.found60 = self.false = 0
+
+    def add(self, det: Any, truth: np.ndarray, vis: np.ndarray) -> np.ndarray:
+        """Score one frame; returns, per truth card, the index of its detection or -1."""
+        from vision.detections import iou_matrix
+
+        pos = vis >= POSITIVE_VISIBLE
+        ign = (vis >= IGNORE_VISIBLE) & ~pos
+        iou = iou_matrix(det.corners, truth) if len(det) and len(truth) else np.zeros((len(det), len(truth)))
+        matched = np.full(len(truth), -1)
+        tp = np.zeros(len(det), bool)
+        keep = np.ones(len(det), bool)
+        for d in np.argsort(-det.scores, kind="stable"):
+            cand = np.where(pos & (matched < 0) & (iou[d] >= 0.5), iou[d], -1.0)
+            if len(cand) and cand.max() >= 0.5:
+                matched[int(cand.argmax())] = d
+                tp[d] = True
+            elif len(truth) and (iou[d][ign] >= 0.5).any():
+                keep[d] = False  # a barely visible card: neither right nor wrong
+            # otherwise a false positive (a duplicate of a found card is one too)
+        self.scores.append(det.scores[keep])
+        self.tp.append(tp[keep])
+        self.false += int((~tp & keep).sum())
+        self.n30 += int(pos.sum())
+        self.found30 += int((matched[pos] >= 0).sum())
+        sel60 = vis >= 0.6
+        self.n60 += int(sel60.sum())
+        self.found60 += int((matched[sel60] >= 0).sum())
+        return matched
+
+    def ap50(self) -> float:
+        if not self.scores:
+            return 0.0
+        return _average_precision(np.concatenate(self.scores), np.concatenate(self.tp), self.n30)
+
+    def recall_60(self) -> float:
+        return self.found60 / max(self.n60, 1)
+
+    def recall_30(self) -> float:
+        return self.found30 / max(self.n30, 1)
+
+    def counts(self, scenes: int) -> DetectionCounts:
+        return DetectionCounts(ap50=self.ap50(), recall_60=self.recall_60(), recall_30=self.recall_30(),
+                               false_per_frame=self.false / max(scenes, 1))
 
 
 def _corner_errors(pred: np.ndarray, truth: np.ndarray) -> np.ndarray:
@@ -543,15 +606,18 @@ def _average_precision(scores: np.ndarray, tp: np.ndarray, n_truth: int) -> floa
 
 def evaluate_finder(model: Path, *, scenes: int = 100, seed: int = 9_001, threads: int = 1,
                     size: tuple[int, int] = (1280, 720), progress: bool = True,
-                    corner_model: Path | None = None, tables: bool = False) -> FinderReport:
+                    corner_model: Path | None = None, tables: bool = False,
+                    with_adjacent: bool = True) -> FinderReport:
     """Render `scenes` held-out stills (data seed `seed`, designs of a family never trained on,
     every game's proxy art) at `size` and measure the finder at `model` on them: its own
     corners, with edge refinement and, when a corner model is given or shipped, with the corner
     refiner. With `tables`, the scenes are shots of games in play instead (footage layouts of
-    the four games in turn, proxy art, games of seed `seed` never trained on)."""
+    the four games in turn, proxy art, games of seed `seed` never trained on). With
+    `with_adjacent`, AP, recall and false detections are measured again with
+    `FinderConfig(peaks='adjacent')` (the cards of tight fans)."""
     from vision.corners import DEFAULT_MODEL as CORNER_MODEL
     from vision.detections import iou_matrix
-    from vision.finder import Finder, FinderConfig, Refine
+    from vision.finder import Finder, FinderConfig, Peaks, Refine
     from vision.synth.library import build_library
     from vision.synth.stills import StillsConfig, iter_stills
 
@@ -559,10 +625,11 @@ def evaluate_finder(model: Path, *, scenes: int = 100, seed: int = 9_001, thread
     finder = Finder(model, threads=threads, corner_model=corner_model, config=FinderConfig(refine=Refine.NONE))
     refined = FinderConfig(refine=Refine.EDGES)
     by_model = FinderConfig(refine=Refine.MODEL)
+    fans = FinderConfig(refine=Refine.NONE, peaks=Peaks.ADJACENT)
     merrs: list[np.ndarray] = []
     mtimes: list[float] = []
-    all_scores, all_tp = [], []
-    n_truth = n60 = found60 = found30 = false = 0
+    tally = _Tally()
+    adjacent = _Tally() if with_adjacent else None
     errs: list[np.ndarray] = []
     rerrs: list[np.ndarray] = []
     times = []
@@ -584,30 +651,10 @@ def evaluate_finder(model: Path, *, scenes: int = 100, seed: int = 9_001, thread
             mtimes.append(time.perf_counter() - t0)
         truth = np.array([c.corners for c in cards], np.float32).reshape(-1, 4, 2)
         vis = np.array([c.visible for c in cards], np.float32)
-        pos = vis >= POSITIVE_VISIBLE
-        ign = (vis >= IGNORE_VISIBLE) & ~pos
-        n_truth += int(pos.sum())
-        iou = iou_matrix(det.corners, truth) if len(det) and len(truth) else np.zeros((len(det), len(truth)))
-        matched = np.full(len(truth), -1)
-        tp = np.zeros(len(det), bool)
-        keep = np.ones(len(det), bool)
-        for d in np.argsort(-det.scores, kind="stable"):
-            cand = np.where(pos & (matched < 0) & (iou[d] >= 0.5), iou[d], -1.0)
-            if len(cand) and cand.max() >= 0.5:
-                j = int(cand.argmax())
-                matched[j] = d
-                tp[d] = True
-            elif len(truth) and (iou[d][ign] >= 0.5).any():
-                keep[d] = False  # a barely visible card: neither right nor wrong
-            elif len(truth) and (iou[d][pos] >= 0.5).any():
-                pass  # a duplicate of a found card: a false positive
-        all_scores.append(det.scores[keep])
-        all_tp.append(tp[keep])
-        false += int((~tp & keep).sum())
-        found30 += int((matched[pos] >= 0).sum())
+        matched = tally.add(det, truth, vis)
+        if adjacent is not None:
+            adjacent.add(finder.find_one(image, fans), truth, vis)
         sel60 = np.nonzero(vis >= 0.6)[0]
-        n60 += len(sel60)
-        found60 += int((matched[sel60] >= 0).sum())
         riou = iou_matrix(ref.corners, truth) if len(ref) and len(truth) else None
         for j in sel60:
             if matched[j] < 0:
@@ -626,10 +673,10 @@ def evaluate_finder(model: Path, *, scenes: int = 100, seed: int = 9_001, thread
     e = np.concatenate(errs) if errs else np.full((1, 2), np.nan)
     r = np.concatenate(rerrs) if rerrs else np.full((1, 2), np.nan)
     return FinderReport(
-        scenes=scenes, seed=seed, frame_size=size, tables=tables, cards=n_truth, cards_60=n60,
-        ap50=_average_precision(np.concatenate(all_scores), np.concatenate(all_tp), n_truth),
-        recall_60=found60 / max(n60, 1), recall_30=found30 / max(n_truth, 1),
-        false_per_frame=false / max(scenes, 1),
+        scenes=scenes, seed=seed, frame_size=size, tables=tables, cards=tally.n30, cards_60=tally.n60,
+        ap50=tally.ap50(), recall_60=tally.recall_60(), recall_30=tally.recall_30(),
+        false_per_frame=tally.false / max(scenes, 1),
+        adjacent=adjacent.counts(scenes) if adjacent is not None else None,
         corner_px=float(np.median(e[:, 0])), corner_pct=float(np.median(e[:, 1])),
         refined_corner_px=float(np.median(r[:, 0])), refined_corner_pct=float(np.median(r[:, 1])),
         ms_per_frame=float(np.median(times) * 1000.0), threads=threads,
@@ -669,6 +716,9 @@ def report_markdown(report: FinderReport) -> str:
         f"| recall, cards ≥ 60% visible (n = {report.cards_60}) | {report.recall_60:.3f} | ≥ 0.99 |",
         f"| recall, cards ≥ {POSITIVE_VISIBLE:.0%} visible | {report.recall_30:.3f} | |",
         f"| false detections per frame | {report.false_per_frame:.2f} | |",
+        *([f"| … decoded with `peaks='adjacent'` (the cards of tight fans): AP@0.5 / recall ≥ 60% / "
+           f"recall ≥ {POSITIVE_VISIBLE:.0%} / false per frame | {a.ap50:.3f} / {a.recall_60:.3f} / "
+           f"{a.recall_30:.3f} / {a.false_per_frame:.2f} | |"] if (a := report.adjacent) is not None else []),
         *([f"| median corner error, the finder's output (corner refiner, found cards ≥ 60% visible) | "
            f"{report.model_corner_px:.2f} px = {report.model_corner_pct:.2f}% of card width | ≤ 2% |"]
           if report.model_corner_px is not None and report.model_corner_pct is not None else []),
