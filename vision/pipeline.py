@@ -25,7 +25,7 @@ from __future__ import annotations
 import bisect
 import math
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
@@ -46,7 +46,6 @@ from vision.capture import Frame
 from vision.detections import Detections
 from vision.finder import FinderConfig, Peaks, Refine
 from vision.identify import FaceCandidate
-from vision.partial import PartialConfig, covered_corners, fit_flat_card
 from vision.preprocess import INPUT_HEIGHT, INPUT_WIDTH, rectify
 from vision.settle import SettleConfig, SettleGate, SettleState
 from vision.synth.truth import Checkpoint, Truth
@@ -149,8 +148,6 @@ class PipelineConfig:
       the corner refiner runs on the cards about to be cropped for the identifier
       (`refine_crops`), a few a frame instead of every card of every frame. For the games
       in `FAN_GAMES`, `for_game` has it read the cells beside a peak too (`peaks='adjacent'`).
-    - `name_covered`, `partial`: a card the identifier calls unknown while others lie over it
-      (a fan, a row) is named by what shows of it (`vision.partial`), with these options.
     - `refine_crops`: put a card's corners on the pixel with the corner refiner (when the
       pipeline has one) before cropping it for the identifier.
     - `max_identify_per_frame`: identifier calls per frame at most (new and turned-over cards
@@ -186,8 +183,6 @@ class PipelineConfig:
 
     finder: FinderConfig = field(default_factory=lambda: FinderConfig(threshold=0.3, refine=Refine.NONE))
     refine_crops: bool = True
-    name_covered: bool = True
-    partial: PartialConfig = field(default_factory=PartialConfig)
     max_identify_per_frame: int = 12
     recheck_pending_frames: int = 5
     evidence_candidates: int = 3
@@ -355,17 +350,12 @@ def identify_tracks(
     refresh: Sequence[IdentifyRequest] = (),
     refiner: Any = None,
     to_table: TableMap | None = None,
-    partial: Any = None,
-    flat: Callable[[np.ndarray, np.ndarray], np.ndarray] | None = None,
 ) -> int:
     """Stage `identify`: crop, identify and record the tracks that need it and the `refresh`
     ones; returns how many were identified (an unknown crop is left for the next frame).
     With a `refiner` (`vision.corners.CornerRefiner`) the corners are refined first; with
     `to_table` (image pixels to table millimetres) each card's shape is measured on the table,
-    to cut it upright (`crop_shapes`). With `partial` (`vision.partial.PartialMatcher`), for a
-    card that other cards seen in this frame lie over: its covered corners are put where a card
-    lying flat fits the others (`flat`, `vision.partial.fit_flat_card` for the table), and when
-    the identifier calls it unknown it is named by what shows of it, when that is sure enough.
+    to cut it upright (`crop_shapes`).
     A refreshed card's reading is recorded `settle_rereads` times, so that it outweighs what
     was known of the card before."""
     asked = identify_requests(tracker.tracks_needing_identification(), config.max_identify_per_frame)
@@ -377,13 +367,6 @@ def identify_tracks(
     corners = np.stack([np.asarray(r.corners, np.float32) for r in requests])
     if refiner is not None and config.refine_crops:
         corners = np.asarray(refiner.refine(image, corners), np.float32)
-    over: list[list[np.ndarray]] = [[] for _ in requests]
-    if partial is not None:
-        over = cards_over(partial, tracker, image, requests, corners)
-        for k, quads in enumerate(over):
-            covered = covered_corners(corners[k], quads) if quads and flat is not None else None
-            if flat is not None and covered is not None and covered.any():
-                corners[k] = flat(corners[k], covered)
     # One crop per card, and a second one turned a quarter for a card whose shape does not
     # tell which way it lies (`crop_shapes`): the identifier's better answer is kept.
     owner: list[int] = []
@@ -402,9 +385,6 @@ def identify_tracks(
     results: list[Sequence[FaceCandidate]] = [() for _ in requests]
     for i, answer in zip(owner, answers, strict=True):
         results[i] = better_answer(results[i], answer)
-    for k, quads in enumerate(over):
-        if quads and not results[k]:
-            results[k] = partial.match(image, corners[k], quads, portrait=crop_shapes(corners[k], to_table)[0])
     done = 0
     for request, candidates in zip(requests, results, strict=True):
         if not candidates:
@@ -414,18 +394,6 @@ def identify_tracks(
             tracker.identified(request.track_id, scores, rotated_180=rotated)
         done += 1
     return done
-
-
-def cards_over(partial: Any, tracker: CardTracker, image: np.ndarray, requests: Sequence[IdentifyRequest],
-               corners: np.ndarray) -> list[list[np.ndarray]]:
-    """For each requested card, the quads of the cards seen in this frame that lie over it
-    (`PartialMatcher.covering`)."""
-    seen = [(t.track_id, np.asarray(t.corners, np.float64)) for t in tracker.tracks if t.detection_index is not None]
-    out: list[list[np.ndarray]] = []
-    for k, request in enumerate(requests):
-        others = [c for tid, c in seen if tid != request.track_id]
-        out.append([others[j] for j in partial.covering(image, corners[k], others)] if others else [])
-    return out
 
 
 def zone_cards(layout: Layout, tracks: Sequence[Track], config: PipelineConfig) -> ZoneContents:
@@ -571,7 +539,6 @@ class Pipeline:
         tokens: Any = None,
         corners: Any = None,
         token_counter: Any = None,
-        partial: Any = None,
     ) -> None:
         self.config = config or PipelineConfig.for_game(game)
         self.ruleset: Ruleset[Any, Any] = get_game(game)
@@ -580,7 +547,6 @@ class Pipeline:
         self.finder = finder
         self.identifier = identifier
         self.corner_refiner = corners  # a `vision.corners.CornerRefiner` for the crops, or None
-        self.partial = partial  # a `vision.partial.PartialMatcher` for cards half under others, or None
         self.timer = timer or StageTimer()
         self.layout = build_layout(game, players, profile.table_mm, marker_mm=profile.marker_mm)
         self.interpreter: Interpreter[Any, Any] = Interpreter(self.ruleset, self.config.interpret)
@@ -629,12 +595,7 @@ class Pipeline:
         config = config or PipelineConfig.for_game(game)
         finder = Finder(finder_path or FINDER_MODEL, threads=threads, config=config.finder)
         embedder = Identifier(identifier_path or IDENTIFIER_MODEL, threads=threads)
-        pack = pack if pack is not None else proxy_pack(game)
-        gallery = Gallery.build(pack, embedder)
-        if config.name_covered and "partial" not in kwargs:
-            from vision.partial import PartialMatcher
-
-            kwargs["partial"] = PartialMatcher.from_pack(pack, config.partial)
+        gallery = Gallery.build(pack if pack is not None else proxy_pack(game), embedder)
         from vision.tokens import DEFAULT_MODEL as TOKENS_MODEL
         from vision.tokens import TokenModel, counter_zone_ids
 
@@ -661,10 +622,6 @@ class Pipeline:
 
     def _to_table(self, points: np.ndarray) -> np.ndarray:
         return self.profile.image_to_table(points)
-
-    def _flat_card(self, quad: np.ndarray, covered: np.ndarray) -> np.ndarray:
-        return fit_flat_card(quad, covered, self.layout.card_mm, self.profile.image_to_table,
-                             self.profile.table_to_image)
 
     @property
     def zone_ids(self) -> tuple[str, ...]:
@@ -721,7 +678,7 @@ class Pipeline:
                 placed = zone_cards(self.layout, before, cfg)
                 refresh = refresh_requests(before, placed, settle.changed_since_last_settle)
             identify_tracks(self.tracker, self.identifier, image, index, cfg, refresh, self.corner_refiner,
-                            self._to_table, self.partial, self._flat_card)
+                            self._to_table)
         tracks = self.tracker.tracks
         with timed("zones"):
             contents = zone_cards(self.layout, tracks, cfg)
