@@ -62,6 +62,7 @@ from vision.tracker import (
 from vision.zoning import ZoneContents, ZoningConfig, assign_cards, zone_ids, zone_polygons_image
 
 SETTLE_SECONDS = 0.27  # how long a zone must stay still and free of hands before it is read
+RETRY_UNNAMED_SECONDS = 0.5  # how long a card the identifier could not name waits, unchanged, to be asked again
 # Games whose players fan their cards, where the finder also reads the cells beside a peak
 # (`Peaks.ADJACENT`). On the bundled Mattel clips it found cards ≥ 30 % visible at AP@0.5 0.90
 # instead of 0.75 and read 5 of 19 moves instead of 3; on Explorers with the real scans (seeds
@@ -178,7 +179,9 @@ class PipelineConfig:
     - `tracker`, `settle`, `zoning`, `interpret`, `bump`: the stages' own configs, each
       documented where it is defined. The tracker re-identifies a card whose look changed by
       0.06 (its own default 0.12 misses a pile top turned face up in compressed video, measured
-      at 0.09 on the bundled footage; a hand passing near a card costs a re-identification).
+      at 0.09 on the bundled footage; a hand passing near a card costs a re-identification),
+      and asks again about a card it could not name after `RETRY_UNNAMED_SECONDS` unless the
+      card moved or changed look (`for_game` counts it in frames of the camera's rate).
     """
 
     finder: FinderConfig = field(default_factory=lambda: FinderConfig(threshold=0.3, refine=Refine.NONE))
@@ -191,7 +194,8 @@ class PipelineConfig:
     reach_seconds: float = 0.2
     unnamed_notice_seconds: float = 4.0
     camera_check: bool = True
-    tracker: TrackerConfig = field(default_factory=lambda: TrackerConfig(reidentify_appearance=0.06))
+    tracker: TrackerConfig = field(default_factory=lambda: TrackerConfig(
+        reidentify_appearance=0.06, retry_unnamed_frames=round(RETRY_UNNAMED_SECONDS * 15)))
     settle: SettleConfig = field(default_factory=SettleConfig)
     zoning: ZoningConfig = field(default_factory=ZoningConfig)
     interpret: InterpretConfig = field(default_factory=InterpretConfig)
@@ -219,6 +223,9 @@ class PipelineConfig:
             if not fps > 0:
                 raise PipelineError(f"PipelineConfig.for_game: fps must be more than 0, got {fps}")
             changes["settle"] = SettleConfig(still_frames=max(3, round(SETTLE_SECONDS * fps)))
+        if fps is not None and "tracker" not in changes:
+            changes["tracker"] = TrackerConfig(reidentify_appearance=0.06,
+                                               retry_unnamed_frames=max(1, round(RETRY_UNNAMED_SECONDS * fps)))
         return cls(**changes)
 
 
@@ -388,6 +395,7 @@ def identify_tracks(
     done = 0
     for request, candidates in zip(requests, results, strict=True):
         if not candidates:
+            tracker.unnamed(request.track_id)
             continue
         scores, rotated = merge_candidates(candidates)
         for _ in range(config.settle_rereads if request.track_id in fresh else 1):

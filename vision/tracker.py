@@ -81,6 +81,11 @@ class TrackerConfig:
       Lower catches subtle changes and costs more identifier calls.
     - `evidence_rate`: weight of a new identification in a track's evidence (1: forget the
       past; small: smooth over noisy identifications).
+    - `retry_unnamed_frames`: a card the identifier could not name (`CardTracker.unnamed`) is
+      asked about again after this many frames, or at once when it moves, turns or changes
+      look by the amounts above; 1: every frame. A card half under another in a fan can stay
+      unnamed for the whole game, and asking again each frame about a crop that did not change
+      spends the identifier's time for nothing.
     """
 
     frames_to_confirm: int = 3
@@ -94,12 +99,15 @@ class TrackerConfig:
     reidentify_appearance: float = 0.12
     evidence_rate: float = 0.5
     min_evidence: float = 0.01
+    retry_unnamed_frames: int = 1
 
     def __post_init__(self) -> None:
         if self.frames_to_confirm < 1:
             raise TrackerError("TrackerConfig.frames_to_confirm: must be at least 1")
         if self.frames_to_forget < 0:
             raise TrackerError("TrackerConfig.frames_to_forget: must be 0 or more")
+        if self.retry_unnamed_frames < 1:
+            raise TrackerError("TrackerConfig.retry_unnamed_frames: must be at least 1")
         for name in ("max_jump_mm", "reidentify_move_mm", "reidentify_turn_deg", "reidentify_appearance"):
             if not getattr(self, name) > 0:
                 raise TrackerError(f"TrackerConfig.{name}: must be more than 0")
@@ -275,6 +283,7 @@ class _TrackState:
         "rotated_180",
         "signature",
         "track_id",
+        "unnamed_at",
         "velocity",
     )
 
@@ -299,6 +308,8 @@ class _TrackState:
         self.ref_center: np.ndarray | None = None
         self.ref_angle = 0.0
         self.ref_signature: np.ndarray | None = None
+        # Frame, centre, angle and signature when the identifier last could not name it.
+        self.unnamed_at: tuple[int, np.ndarray, float, np.ndarray | None] | None = None
 
     def best_face(self) -> str | None:
         return self.ranked[0].face if self.ranked else None
@@ -470,16 +481,26 @@ class CardTracker:
     # -- identification ----------------------------------------------------------------------
 
     def _reason(self, s: _TrackState) -> IdentifyReason | None:
-        cfg = self.config
         if s.ref_center is None:
+            if s.unnamed_at is not None:
+                frame, center, angle, signature = s.unnamed_at
+                if (self._frame - frame < self.config.retry_unnamed_frames
+                        and self._changed(s, center, angle, signature) is None):
+                    return None  # asked already about this very look: wait
             return IdentifyReason.NEW
-        dx, dy = (float(v) for v in s.center - s.ref_center)
+        return self._changed(s, s.ref_center, s.ref_angle, s.ref_signature)
+
+    def _changed(self, s: _TrackState, center: np.ndarray, angle: float,
+                 signature: np.ndarray | None) -> IdentifyReason | None:
+        """How the track differs from a reference position, angle and look, if it does."""
+        cfg = self.config
+        dx, dy = (float(v) for v in s.center - center)
         if math.hypot(dx, dy) > cfg.reidentify_move_mm:
             return IdentifyReason.MOVED
-        if abs(s.angle - s.ref_angle) > cfg.reidentify_turn_deg:
+        if abs(s.angle - angle) > cfg.reidentify_turn_deg:
             return IdentifyReason.TURNED
-        if s.signature is not None and s.ref_signature is not None:
-            change = float(signature_distance(s.signature, s.ref_signature))
+        if s.signature is not None and signature is not None:
+            change = float(signature_distance(s.signature, signature))
             if change > cfg.reidentify_appearance:
                 return IdentifyReason.APPEARANCE
         return None
@@ -534,9 +555,21 @@ class CardTracker:
         ranked = sorted(s.evidence.items(), key=lambda kv: (-kv[1], kv[0]))
         s.ranked = tuple(Candidate(face=f, score=min(1.0, v)) for f, v in ranked if v > 0)
         s.rotated_180 = rotated_180
+        s.unnamed_at = None
         s.ref_center = s.center.copy()
         s.ref_angle = s.angle
         s.ref_signature = None if s.signature is None else s.signature.copy()
+
+    def unnamed(self, track_id: int) -> None:
+        """Record that the identifier could not name a track never named, as it looks in the
+        latest frame: it is not asked again for `retry_unnamed_frames` frames unless the card
+        moves, turns or changes look."""
+        s = self._find(track_id)
+        if s is None:
+            raise TrackerError(f"CardTracker.unnamed: no track {track_id} (it may have ended)")
+        if s.ref_center is None:
+            s.unnamed_at = (self._frame, s.center.copy(), s.angle,
+                            None if s.signature is None else s.signature.copy())
 
     # -- views -------------------------------------------------------------------------------
 

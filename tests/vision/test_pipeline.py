@@ -288,6 +288,32 @@ def test_a_card_the_identifier_reads_only_turned_a_quarter_is_identified() -> No
     assert tracker.tracks[0].face == "wood-1"
 
 
+def test_a_card_left_unknown_is_not_cropped_again_until_its_time_or_its_look_changes() -> None:
+    class NamesNothing:
+        def __init__(self) -> None:
+            self.calls = 0
+
+        def identify(self, crops: Sequence[np.ndarray], *, corners: np.ndarray,
+                     frame_index: int) -> list[tuple[FaceCandidate, ...]]:
+            self.calls += len(crops)
+            return [() for _ in crops]
+
+    image = np.full((200, 300, 3), 90, np.uint8)
+    quad = np.array([[50, 40], [113, 40], [113, 128], [50, 128]], np.float32)
+    config = PipelineConfig.for_game("minecraft-card-game", fps=10)
+    assert config.tracker.retry_unnamed_frames == 5
+    tracker = CardTracker(replace(config.tracker, frames_to_confirm=1))
+    identifier = NamesNothing()
+    asked = []
+    for frame in range(7):
+        tracker.update(Detections(corners=quad[None], scores=np.array([0.9], np.float32)),
+                       image=image, frame_index=frame)
+        before = identifier.calls
+        identify_tracks(tracker, identifier, image, frame, config)
+        asked.append(identifier.calls > before)
+    assert asked == [True, False, False, False, False, True, False]
+
+
 def test_candidates_merge_both_turns_and_requests_put_new_cards_first() -> None:
     scores, rotated = merge_candidates([
         FaceCandidate(face="a", rotated_180=True, score=0.6),

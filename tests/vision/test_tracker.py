@@ -156,6 +156,38 @@ def test_identification_requested_for_new_moved_turned_and_flipped_cards() -> No
     assert step(card(330, 180, angle=45), look="back", seed=9) == []
 
 
+def test_a_card_the_identifier_cannot_name_waits_unless_it_changes() -> None:
+    tracker = CardTracker(TrackerConfig(retry_unnamed_frames=4))
+    q = card(300, 180)
+
+    def step(quad: np.ndarray, look: str = "front", seed: int = 0) -> list[tuple[int, IdentifyReason]]:
+        tracker.update(dets(quad), image=draw([quad], [look], seed=seed))
+        return [(r.track_id, r.reason) for r in tracker.tracks_needing_identification()]
+
+    step(q), step(q)
+    assert step(q) == [(1, IdentifyReason.NEW)]
+    tracker.unnamed(1)  # half under another card: no name
+    assert [step(q, seed=s) for s in range(1, 4)] == [[], [], []]  # the same look: not asked
+    assert step(q, seed=4) == [(1, IdentifyReason.NEW)]  # its time is up: asked again
+    tracker.unnamed(1)
+    assert step(card(330, 180), seed=5) == [(1, IdentifyReason.NEW)]  # moved: asked at once
+    tracker.unnamed(1)
+    assert step(card(330, 180), look="back", seed=6) == [(1, IdentifyReason.NEW)]  # turned over
+    tracker.identified(1, {"item.back": 0.7})
+    tracker.unnamed(1)  # about a named card it changes nothing
+    assert step(card(330, 180), look="back", seed=7) == []
+    with pytest.raises(TrackerError, match="no track 9"):
+        tracker.unnamed(9)
+    with pytest.raises(TrackerError, match="retry_unnamed_frames"):
+        TrackerConfig(retry_unnamed_frames=0)
+    every_frame = CardTracker()
+    for s in range(3):
+        every_frame.update(dets(q), image=draw([q], ["front"], seed=s))
+    every_frame.unnamed(1)
+    every_frame.update(dets(q), image=draw([q], ["front"], seed=3))
+    assert [r.track_id for r in every_frame.tracks_needing_identification()] == [1]
+
+
 def test_a_card_turned_180_under_a_hand_is_reidentified() -> None:
     tracker = CardTracker()
     q = card(320, 180, angle=0)
