@@ -181,7 +181,8 @@ class PipelineConfig:
       0.06 (its own default 0.12 misses a pile top turned face up in compressed video, measured
       at 0.09 on the bundled footage; a hand passing near a card costs a re-identification),
       and asks again about a card it could not name after `RETRY_UNNAMED_SECONDS` unless the
-      card moved or changed look (`for_game` counts it in frames of the camera's rate).
+      card moved or changed look (in frames of the camera's rate given to `for_game`, else of
+      15 frames a second).
     """
 
     finder: FinderConfig = field(default_factory=lambda: FinderConfig(threshold=0.3, refine=Refine.NONE))
@@ -194,8 +195,7 @@ class PipelineConfig:
     reach_seconds: float = 0.2
     unnamed_notice_seconds: float = 4.0
     camera_check: bool = True
-    tracker: TrackerConfig = field(default_factory=lambda: TrackerConfig(
-        reidentify_appearance=0.06, retry_unnamed_frames=round(RETRY_UNNAMED_SECONDS * 15)))
+    tracker: TrackerConfig = field(default_factory=lambda: _tracker_config(15.0))
     settle: SettleConfig = field(default_factory=SettleConfig)
     zoning: ZoningConfig = field(default_factory=ZoningConfig)
     interpret: InterpretConfig = field(default_factory=InterpretConfig)
@@ -224,9 +224,14 @@ class PipelineConfig:
                 raise PipelineError(f"PipelineConfig.for_game: fps must be more than 0, got {fps}")
             changes["settle"] = SettleConfig(still_frames=max(3, round(SETTLE_SECONDS * fps)))
         if fps is not None and "tracker" not in changes:
-            changes["tracker"] = TrackerConfig(reidentify_appearance=0.06,
-                                               retry_unnamed_frames=max(1, round(RETRY_UNNAMED_SECONDS * fps)))
+            changes["tracker"] = _tracker_config(fps)
         return cls(**changes)
+
+
+def _tracker_config(fps: float) -> TrackerConfig:
+    """The pipeline's tracker settings for a camera of `fps` frames per second."""
+    return TrackerConfig(reidentify_appearance=0.06,
+                         retry_unnamed_frames=max(1, round(RETRY_UNNAMED_SECONDS * fps)))
 
 
 # -- stages: small functions ----------------------------------------------------------------------
