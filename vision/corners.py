@@ -108,3 +108,49 @@ class CornerRefiner:
                 else:
                     ok[i] = False
         return out
+
+
+class KeptRefinements:
+    """A corner refiner that remembers its answers: a quad within `tolerance_px` (every
+    corner, in the order given) of one it refined in the last `keep_calls` calls gets that
+    answer again instead of another run of the model.
+
+    The live pipeline refines each card it crops for the identifier, and it crops a card that
+    did not move again and again: every card of a zone when the zone settles, a card it could
+    not name every half second. The finder's coarse corners of a still card stay within a pixel
+    or so; the refined ones would come out the same. Wraps any object with `CornerRefiner`'s
+    `refine(image, quads)`; keeps at most what it saw in `keep_calls` calls."""
+
+    def __init__(self, refiner: object, *, tolerance_px: float = 1.0, keep_calls: int = 30) -> None:
+        if not tolerance_px >= 0 or keep_calls < 1:
+            raise ValueError("KeptRefinements: tolerance_px must be 0 or more and keep_calls at least 1")
+        self.refiner = refiner
+        self.tolerance_px = float(tolerance_px)
+        self.keep_calls = int(keep_calls)
+        self._coarse = np.zeros((0, 4, 2), np.float64)
+        self._refined = np.zeros((0, 4, 2), np.float64)
+        self._used = np.zeros(0, np.int64)
+        self._calls = 0
+
+    def refine(self, image: np.ndarray, quads: np.ndarray) -> np.ndarray:
+        """`quads` (n, 4, 2) → refined quads, same order (see the class notes)."""
+        q = np.asarray(quads, np.float64).reshape(-1, 4, 2)
+        self._calls += 1
+        out = q.copy()
+        todo = np.ones(len(q), bool)
+        if len(q) and len(self._coarse):
+            gap = np.abs(q[:, None] - self._coarse[None]).max(axis=(2, 3))  # (n, kept)
+            best = gap.argmin(axis=1)
+            hit = gap[np.arange(len(q)), best] <= self.tolerance_px
+            out[hit] = self._refined[best[hit]]
+            self._used[best[hit]] = self._calls
+            todo = ~hit
+        if todo.any():
+            fresh = np.asarray(self.refiner.refine(image, q[todo]), np.float64).reshape(-1, 4, 2)  # type: ignore[attr-defined]
+            out[todo] = fresh
+            self._coarse = np.concatenate([self._coarse, q[todo]])
+            self._refined = np.concatenate([self._refined, fresh])
+            self._used = np.concatenate([self._used, np.full(int(todo.sum()), self._calls)])
+        live = self._used > self._calls - self.keep_calls
+        self._coarse, self._refined, self._used = self._coarse[live], self._refined[live], self._used[live]
+        return out

@@ -43,6 +43,7 @@ from engine.core import Ruleset
 from engine.interpret import Interpretation, InterpretConfig, Interpreter
 from engine.snapshot import TableSnapshot
 from vision.capture import Frame
+from vision.corners import KeptRefinements
 from vision.detections import Detections
 from vision.finder import FinderConfig, Peaks, Refine
 from vision.identify import FaceCandidate
@@ -559,7 +560,9 @@ class Pipeline:
         self.players = players
         self.finder = finder
         self.identifier = identifier
-        self.corner_refiner = corners  # a `vision.corners.CornerRefiner` for the crops, or None
+        # A `vision.corners.CornerRefiner` for the crops (its answers kept for cards that stay
+        # put, `KeptRefinements`), or None.
+        self.corner_refiner = KeptRefinements(corners) if corners is not None else None
         self.timer = timer or StageTimer()
         self.layout = build_layout(game, players, profile.table_mm, marker_mm=profile.marker_mm)
         self.interpreter: Interpreter[Any, Any] = Interpreter(self.ruleset, self.config.interpret)

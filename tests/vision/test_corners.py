@@ -15,6 +15,7 @@ from vision.corners import (
     INNER,
     CornerModelError,
     CornerRefiner,
+    KeptRefinements,
     canvas_transform,
     map_points,
 )
@@ -75,6 +76,43 @@ def test_empty_in_empty_out_and_degenerate_quads_pass_through(refiner: CornerRef
     assert refiner.predict(np.zeros((0, 120, 96, 3), np.uint8)).shape == (0, 4, 2)
     flat = np.array([[[100.0, 100.0]] * 4])
     np.testing.assert_array_equal(refiner.refine(image, flat), flat)
+
+
+_SHIFT = np.array([1.0, 2.0])
+
+
+class _Shifts:
+    """A stand-in refiner: moves every corner by (1, 2) px and counts the quads it was given."""
+
+    def __init__(self) -> None:
+        self.seen = 0
+
+    def refine(self, image: np.ndarray, quads: np.ndarray) -> np.ndarray:
+        self.seen += len(quads)
+        return np.asarray(quads, np.float64) + _SHIFT
+
+
+def test_kept_refinements_answer_a_still_card_again_without_the_model() -> None:
+    image = np.zeros((10, 10, 3), np.uint8)
+    a = np.array([[10, 10], [40, 10], [40, 52], [10, 52]], np.float64)
+    b = a + np.array([100.0, 0.0])
+    inner = _Shifts()
+    kept = KeptRefinements(inner, tolerance_px=1.0, keep_calls=3)
+    np.testing.assert_allclose(kept.refine(image, np.stack([a, b])), np.stack([a, b]) + _SHIFT)
+    assert inner.seen == 2
+    jitter = a + np.array([0.6, -0.4])  # the finder's corners of the same still card, a frame later
+    np.testing.assert_allclose(kept.refine(image, np.stack([jitter]))[0], a + _SHIFT)
+    assert inner.seen == 2  # answered from memory
+    moved = a + np.array([3.0, 0.0])
+    np.testing.assert_allclose(kept.refine(image, np.stack([moved, jitter]))[0], moved + _SHIFT)
+    assert inner.seen == 3  # only the card that moved went to the model
+    assert kept.refine(image, np.zeros((0, 4, 2))).shape == (0, 4, 2)
+    for _ in range(3):
+        kept.refine(image, np.zeros((0, 4, 2)))  # three calls without b: forgotten
+    kept.refine(image, np.stack([b]))
+    assert inner.seen == 4
+    with pytest.raises(ValueError, match="keep_calls"):
+        KeptRefinements(inner, keep_calls=0)
 
 
 def test_missing_corrupt_and_wrong_model_files_are_refused(tmp_path: Path) -> None:
