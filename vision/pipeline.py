@@ -67,7 +67,8 @@ RETRY_UNNAMED_SECONDS = 0.5  # how long a card the identifier could not name wai
 # Games whose players fan their cards, where the finder also reads the cells beside a peak
 # (`Peaks.ADJACENT`). On the bundled Mattel clips it found cards ≥ 30 % visible at AP@0.5 0.90
 # instead of 0.75 and read 5 of 19 moves instead of 3; on Explorers with the real scans (seeds
-# 31–33) 0.88 instead of 0.73 but 10 of 36 moves instead of 11, so Explorers keeps the default.
+# 31–33) 0.88 instead of 0.73 but 10 of 36 moves instead of 11 (12 either way after 4259e0a, the
+# tracked identity 0.838 against 0.852), so Explorers keeps the default.
 FAN_GAMES = frozenset({"minecraft-card-game"})
 STAGES = ("camera", "find", "track", "settle", "identify", "zones", "snapshot", "interpret")
 
