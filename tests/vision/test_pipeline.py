@@ -288,6 +288,34 @@ def test_a_card_the_identifier_reads_only_turned_a_quarter_is_identified() -> No
     assert tracker.tracks[0].face == "wood-1"
 
 
+def test_the_refiner_puts_only_cards_no_other_card_overlaps_on_the_pixel() -> None:
+    class Counting:
+        def __init__(self) -> None:
+            self.given: list[np.ndarray] = []
+
+        def refine(self, image: np.ndarray, quads: np.ndarray) -> np.ndarray:
+            self.given.append(np.asarray(quads))
+            return np.asarray(quads, np.float64) + 0.5
+
+    image = np.full((200, 400, 3), 90, np.uint8)
+    under = np.array([[50, 40], [113, 40], [113, 128], [50, 128]], np.float32)
+    over = under + np.array([25.0, 0.0], np.float32)  # a fan: the next card a third across
+    alone = under + np.array([250.0, 0.0], np.float32)
+    tracker = CardTracker(TrackerConfig(frames_to_confirm=1))
+    tracker.update(Detections(corners=np.stack([under, over, alone]), scores=np.full(3, 0.9, np.float32)),
+                   image=image, frame_index=0)
+    refiner = Counting()
+    identify_tracks(tracker, _NamesAll(), image, 0, PipelineConfig(), refiner=refiner)
+    assert len(refiner.given) == 1 and len(refiner.given[0]) == 1
+    np.testing.assert_allclose(refiner.given[0][0], alone)
+
+
+class _NamesAll:
+    def identify(self, crops: Sequence[np.ndarray], *, corners: np.ndarray,
+                 frame_index: int) -> list[tuple[FaceCandidate, ...]]:
+        return [(FaceCandidate(face="wood-1", rotated_180=False, score=0.9),) for _ in crops]
+
+
 def test_a_card_left_unknown_is_not_cropped_again_until_its_time_or_its_look_changes() -> None:
     class NamesNothing:
         def __init__(self) -> None:
