@@ -65,10 +65,12 @@ from vision.zoning import ZoneContents, ZoningConfig, assign_cards, zone_ids, zo
 SETTLE_SECONDS = 0.27  # how long a zone must stay still and free of hands before it is read
 RETRY_UNNAMED_SECONDS = 0.5  # how long a card the identifier could not name waits, unchanged, to be asked again
 # Games whose players fan their cards, where the finder also reads the cells beside a peak
-# (`Peaks.ADJACENT`). On the bundled Mattel clips it found cards ≥ 30 % visible at AP@0.5 0.90
-# instead of 0.75 and read 5 of 19 moves instead of 3; on Explorers with the real scans (seeds
-# 31–33) 0.88 instead of 0.73 but 10 of 36 moves instead of 11 (12 either way after 4259e0a, the
-# tracked identity 0.838 against 0.852), so Explorers keeps the default.
+# (`Peaks.ADJACENT`) and a card another overlaps is cut at the finder's own corners
+# (`PipelineConfig.refine_covered` off). With the adjacent peaks the bundled Mattel clips
+# found cards ≥ 30 % visible at AP@0.5 0.90 instead of 0.75 and read 5 of 19 moves instead of
+# 3; Explorers with the real scans (seeds 31–33) 0.88 instead of 0.73 but 10 of 36 moves
+# instead of 11 (12 either way after 4259e0a, the tracked identity 0.838 against 0.852), so
+# Explorers keeps the defaults.
 FAN_GAMES = frozenset({"minecraft-card-game"})
 STAGES = ("camera", "find", "track", "settle", "identify", "zones", "snapshot", "interpret")
 
@@ -152,10 +154,14 @@ class PipelineConfig:
       (`refine_crops`), a few a frame instead of every card of every frame. For the games
       in `FAN_GAMES`, `for_game` has it read the cells beside a peak too (`peaks='adjacent'`).
     - `refine_crops`: put a card's corners on the pixel with the corner refiner (when the
-      pipeline has one) before cropping it for the identifier; not a card that another card
-      seen in the frame overlaps (`overlapped`), which the refiner cuts on its neighbour's
-      edges: half-hidden Explorers cards read 7.5 % right at refined corners, 30 % at the
-      finder's own (rendered seed 31 with the real scans).
+      pipeline has one) before cropping it for the identifier.
+    - `refine_covered`: off, a card that another card seen in the frame overlaps
+      (`overlapped`) is cut at the finder's own corners: in a fan the refiner pulls them onto
+      the neighbour's edges. `for_game` turns it off for the games in `FAN_GAMES`: the bundled
+      Mattel clips read 6 of 19 moves with 14 read instead of 5 of 19 with 22 read. Elsewhere
+      the refiner is kept: cut at the finder's corners, an Angry Birds battle card was never
+      named and its round was lost (rendered seed 7181); cutting both ways and keeping the
+      better answer read 3 of 19 on the Mattel clips.
     - `max_identify_per_frame`: identifier calls per frame at most (new and turned-over cards
       first, moved ones after). Lower bounds the frame time when many cards move at once; the
       rest wait a frame or two.
@@ -192,6 +198,7 @@ class PipelineConfig:
 
     finder: FinderConfig = field(default_factory=lambda: FinderConfig(threshold=0.3, refine=Refine.NONE))
     refine_crops: bool = True
+    refine_covered: bool = True
     max_identify_per_frame: int = 12
     recheck_pending_frames: int = 5
     evidence_candidates: int = 3
@@ -224,6 +231,7 @@ class PipelineConfig:
         changes.setdefault("interpret", InterpretConfig.for_game(game))
         if game in FAN_GAMES:
             changes.setdefault("finder", FinderConfig(threshold=0.3, refine=Refine.NONE, peaks=Peaks.ADJACENT))
+            changes.setdefault("refine_covered", False)
         if fps is not None and "settle" not in changes:
             if not fps > 0:
                 raise PipelineError(f"PipelineConfig.for_game: fps must be more than 0, got {fps}")
@@ -387,8 +395,9 @@ def identify_tracks(
 ) -> int:
     """Stage `identify`: crop, identify and record the tracks that need it and the `refresh`
     ones; returns how many were identified (an unknown crop is left for the next frame).
-    With a `refiner` (`vision.corners.CornerRefiner`) the corners of cards no other card
-    overlaps are refined first (`PipelineConfig.refine_crops`); with
+    With a `refiner` (`vision.corners.CornerRefiner`) the corners are refined first
+    (`PipelineConfig.refine_crops`; not those of a card another overlaps when
+    `refine_covered` is off); with
     `to_table` (image pixels to table millimetres) each card's shape is measured on the table,
     to cut it upright (`crop_shapes`).
     A refreshed card's reading is recorded `settle_rereads` times, so that it outweighs what
@@ -401,7 +410,8 @@ def identify_tracks(
         return 0
     corners = np.stack([np.asarray(r.corners, np.float32) for r in requests])
     if refiner is not None and config.refine_crops:
-        free = ~overlapped(tracker, requests, corners)
+        free = (np.ones(len(requests), bool) if config.refine_covered
+                else ~overlapped(tracker, requests, corners))
         if free.any():
             corners[free] = np.asarray(refiner.refine(image, corners[free]), np.float32)
     # One crop per card, and a second one turned a quarter for a card whose shape does not

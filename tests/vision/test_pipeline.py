@@ -288,7 +288,7 @@ def test_a_card_the_identifier_reads_only_turned_a_quarter_is_identified() -> No
     assert tracker.tracks[0].face == "wood-1"
 
 
-def test_the_refiner_puts_only_cards_no_other_card_overlaps_on_the_pixel() -> None:
+def test_without_refine_covered_the_refiner_puts_only_cards_no_other_overlaps_on_the_pixel() -> None:
     class Counting:
         def __init__(self) -> None:
             self.given: list[np.ndarray] = []
@@ -305,9 +305,19 @@ def test_the_refiner_puts_only_cards_no_other_card_overlaps_on_the_pixel() -> No
     tracker.update(Detections(corners=np.stack([under, over, alone]), scores=np.full(3, 0.9, np.float32)),
                    image=image, frame_index=0)
     refiner = Counting()
-    identify_tracks(tracker, _NamesAll(), image, 0, PipelineConfig(), refiner=refiner)
+    identify_tracks(tracker, _NamesAll(), image, 0, PipelineConfig(refine_covered=False), refiner=refiner)
     assert len(refiner.given) == 1 and len(refiner.given[0]) == 1
     np.testing.assert_allclose(refiner.given[0][0], alone)
+    refiner.given.clear()  # by default, every card read again: the fan's two as well
+    identify_tracks(tracker, _NamesAll(), image, 0, PipelineConfig(), refresh=_all_requests(tracker),
+                    refiner=refiner)
+    assert sum(len(g) for g in refiner.given) == 3
+
+
+def _all_requests(tracker: CardTracker) -> tuple[IdentifyRequest, ...]:
+    return tuple(IdentifyRequest(track_id=t.track_id, detection_index=int(t.detection_index), corners=t.corners,
+                                 reason=IdentifyReason.APPEARANCE)
+                 for t in tracker.tracks if t.detection_index is not None)
 
 
 class _NamesAll:
@@ -377,8 +387,10 @@ def test_config_errors_name_the_field() -> None:
 
 def test_games_with_fans_read_the_finder_s_adjacent_peaks() -> None:
     assert PipelineConfig.for_game("minecraft-card-game").finder.peaks is Peaks.ADJACENT
+    assert not PipelineConfig.for_game("minecraft-card-game").refine_covered
     for game in ("minecraft-explorers", "minecraft-mk1", "angry-birds-power-cards"):
         assert PipelineConfig.for_game(game).finder.peaks is Peaks.LOCAL
+        assert PipelineConfig.for_game(game).refine_covered
     custom = FinderConfig(threshold=0.4)
     assert PipelineConfig.for_game("minecraft-card-game", finder=custom).finder is custom
 
