@@ -44,7 +44,7 @@ from engine.interpret import Interpretation, InterpretConfig, Interpreter
 from engine.snapshot import TableSnapshot
 from vision.capture import Frame
 from vision.corners import KeptRefinements
-from vision.detections import Detections
+from vision.detections import Detections, iou_matrix
 from vision.finder import FinderConfig, Peaks, Refine
 from vision.identify import FaceCandidate
 from vision.preprocess import INPUT_HEIGHT, INPUT_WIDTH, rectify
@@ -196,7 +196,7 @@ class PipelineConfig:
       15 frames a second).
     """
 
-    finder: FinderConfig = field(default_factory=lambda: FinderConfig(threshold=0.3, refine=Refine.NONE))
+    finder: FinderConfig = field(default_factory=lambda: _finder_config(Peaks.LOCAL))
     refine_crops: bool = True
     refine_covered: bool = True
     max_identify_per_frame: int = 12
@@ -230,7 +230,7 @@ class PipelineConfig:
         changes.setdefault("zoning", ZoningConfig.for_game(game))
         changes.setdefault("interpret", InterpretConfig.for_game(game))
         if game in FAN_GAMES:
-            changes.setdefault("finder", FinderConfig(threshold=0.3, refine=Refine.NONE, peaks=Peaks.ADJACENT))
+            changes.setdefault("finder", _finder_config(Peaks.ADJACENT))
             changes.setdefault("refine_covered", False)
         if fps is not None and "settle" not in changes:
             if not fps > 0:
@@ -239,6 +239,11 @@ class PipelineConfig:
         if fps is not None and "tracker" not in changes:
             changes["tracker"] = _tracker_config(fps)
         return cls(**changes)
+
+
+def _finder_config(peaks: Peaks) -> FinderConfig:
+    """The pipeline's finder settings (see `PipelineConfig.finder`), reading `peaks`."""
+    return FinderConfig(threshold=0.3, refine=Refine.NONE, peaks=peaks)
 
 
 def _tracker_config(fps: float) -> TrackerConfig:
@@ -325,18 +330,12 @@ _URGENCY = {IdentifyReason.NEW: 0, IdentifyReason.APPEARANCE: 1, IdentifyReason.
 def overlapped(tracker: CardTracker, requests: Sequence[IdentifyRequest], corners: np.ndarray) -> np.ndarray:
     """Per request, whether another card seen in this frame overlaps it (quad IoU over 0.02):
     a card of a fan or a row, whose corners the refiner would pull onto its neighbour's edges."""
-    from vision.detections import iou_matrix
-
     seen = [t for t in tracker.tracks if t.detection_index is not None]
-    out = np.zeros(len(requests), bool)
     if len(seen) < 2:
-        return out
-    ids = np.array([t.track_id for t in seen])
-    quads = np.stack([np.asarray(t.corners, np.float32) for t in seen])
-    iou = iou_matrix(np.asarray(corners, np.float32), quads)
-    for k, r in enumerate(requests):
-        out[k] = bool(((iou[k] > 0.02) & (ids != r.track_id)).any())
-    return out
+        return np.zeros(len(requests), bool)
+    others = np.array([t.track_id for t in seen])[None, :] != np.array([r.track_id for r in requests])[:, None]
+    iou = iou_matrix(np.asarray(corners, np.float32), np.stack([np.asarray(t.corners, np.float32) for t in seen]))
+    return np.asarray(((iou > 0.02) & others).any(axis=1))
 
 
 def identify_requests(requests: Sequence[IdentifyRequest], limit: int) -> tuple[IdentifyRequest, ...]:
