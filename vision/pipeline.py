@@ -68,9 +68,8 @@ RETRY_UNNAMED_SECONDS = 0.5  # how long a card the identifier could not name wai
 # (`Peaks.ADJACENT`) and a card another overlaps is cut at the finder's own corners
 # (`PipelineConfig.refine_covered` off). With the adjacent peaks the bundled Mattel clips
 # found cards ≥ 30 % visible at AP@0.5 0.90 instead of 0.75 and read 5 of 19 moves instead of
-# 3; Explorers with the real scans (seeds 31–33) 0.88 instead of 0.73 but 10 of 36 moves
-# instead of 11 (12 either way after 4259e0a, the tracked identity 0.838 against 0.852), so
-# Explorers keeps the defaults.
+# 3; Explorers with the real scans (seeds 31–33) 0.88 instead of 0.73 but no more moves (12 of
+# 36 either way after 4259e0a, measured by adding the game here), so it keeps the defaults.
 FAN_GAMES = frozenset({"minecraft-card-game"})
 STAGES = ("camera", "find", "track", "settle", "identify", "zones", "snapshot", "interpret")
 
@@ -160,8 +159,8 @@ class PipelineConfig:
       the neighbour's edges. `for_game` turns it off for the games in `FAN_GAMES`: the bundled
       Mattel clips read 6 of 19 moves with 14 read instead of 5 of 19 with 22 read. Elsewhere
       the refiner is kept: cut at the finder's corners, an Angry Birds battle card was never
-      named and its round was lost (rendered seed 7181); cutting both ways and keeping the
-      better answer read 3 of 19 on the Mattel clips.
+      named and its round was lost (rendered seed 7181, commit abe55bb). Cutting both ways
+      and keeping the better answer was tried and read fewer Mattel moves.
     - `max_identify_per_frame`: identifier calls per frame at most (new and turned-over cards
       first, moved ones after). Lower bounds the frame time when many cards move at once; the
       rest wait a frame or two.
