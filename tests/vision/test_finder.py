@@ -221,7 +221,7 @@ def test_finder_measured_on_games_in_play() -> None:
     # The same scenes read with the adjacent peaks too: every card the local maxima find is
     # still found, and the row says so.
     fans = report.adjacent
-    assert fans is not None and fans.recall_30 >= report.recall_30 and fans.false_per_frame >= 0
+    assert fans is not None and fans.recall_30 >= report.recall_30
     assert f"{fans.ap50:.3f} / {fans.recall_60:.3f}" in report_markdown(report)
     assert evaluate_finder(DEFAULT_MODEL, scenes=1, seed=77, tables=True, progress=False,
                            with_adjacent=False).adjacent is None
