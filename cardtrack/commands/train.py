@@ -137,7 +137,7 @@ def train_identifier_command(args: argparse.Namespace) -> int:
         threads=args.threads,
         workers=args.workers,
         checkpoint_every=args.checkpoint_every,
-        pool=PoolConfig(designs=args.designs),
+        pool=PoolConfig(designs=args.designs or PoolConfig().designs),
         crops=replace(
             default.crops,
             edge_slip_probability=default.crops.edge_slip_probability if args.edge_slip is None else args.edge_slip,
@@ -252,9 +252,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     ident.add_argument("--out", default=str(DEFAULT_MODEL), help="the ONNX model to write (or to measure)")
     ident.add_argument("--seed", type=int, default=0)
-    ident.add_argument("--steps", type=_positive, default=None, help="training steps (default 2400)")
+    ident.add_argument("--steps", type=_positive, default=None, help="training steps (default 4800)")
     ident.add_argument("--batch", type=_positive, default=128)
-    ident.add_argument("--designs", type=_positive, default=2000, help="random designs in the training pool")
+    ident.add_argument("--designs", type=_positive, default=None, help="random designs in the training pool (default 3000)")
     ident.add_argument("--edge-slip", type=_fraction, default=None,
                        help="share of training crops with one edge slipped in or out (default: the training mix's)")
     ident.add_argument("--objects", type=_fraction, default=None,

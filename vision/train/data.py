@@ -49,7 +49,7 @@ class PoolConfig:
     """Which faces become classes, and how often each source is drawn."""
 
     games: tuple[str, ...] = TRAIN_GAMES
-    designs: int = 2000
+    designs: int = 3000
     max_siblings: int = 2  # each design gets up to this many siblings ...
     sibling_fraction: float = 0.5  # ... each one with this probability
     proxy_share: float = 0.25  # of the samples in a batch drawn from the proxy decks

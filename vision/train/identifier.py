@@ -58,7 +58,7 @@ class TrainError(ValueError):
 class TrainConfig:
     """Everything that shapes a training run (the seed comes separately)."""
 
-    steps: int = 2400
+    steps: int = 4800
     batch: int = 128
     lr: float = 2e-3
     weight_decay: float = 1e-4
