@@ -143,6 +143,8 @@ def train_identifier_command(args: argparse.Namespace) -> int:
             edge_slip_probability=default.crops.edge_slip_probability if args.edge_slip is None else args.edge_slip,
             min_width=args.min_width or default.crops.min_width,
             object_probability=default.crops.object_probability if args.objects is None else args.objects,
+            neighbour_probability=(default.crops.neighbour_probability if args.neighbours is None
+                                   else args.neighbours),
         ),
     )
     work = Path(args.work) if args.work else cache_root() / f"identifier-seed{args.seed}"
@@ -260,6 +262,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     ident.add_argument("--objects", type=_fraction, default=None,
                        help="share of training crops with a mug or glass leaning over up to half the card "
                        "(default 0, the shipped model's mix: see models/identifier.md for a run with 0.12)")
+    ident.add_argument("--neighbours", type=_fraction, default=None,
+                       help="share of training crops with a neighbouring card of a row or fan over 20-60%% of "
+                       "one side (default 0, the shipped model's mix)")
     ident.add_argument("--min-width", type=_positive, default=None,
                        help="narrowest training card in pixels (default: the training mix's)")
     ident.add_argument("--resume", default=None, help="checkpoint to continue from (WORK/checkpoint.pt)")

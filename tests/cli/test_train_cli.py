@@ -11,9 +11,9 @@ import pytest
 from cardtrack.cli import main
 
 
-def test_edge_slip_objects_and_min_width_must_be_in_range() -> None:
+def test_edge_slip_objects_neighbours_and_min_width_must_be_in_range() -> None:
     for argv, flag in ((["--edge-slip", "1.5"], "--edge-slip"), (["--objects", "-0.1"], "--objects"),
-                       (["--min-width", "0"], "--min-width")):
+                       (["--neighbours", "2"], "--neighbours"), (["--min-width", "0"], "--min-width")):
         err = io.StringIO()
         with contextlib.redirect_stderr(err), pytest.raises(SystemExit) as exit_info:
             main(["train", "identifier", *argv])

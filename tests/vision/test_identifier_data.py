@@ -14,6 +14,7 @@ from vision.art.pack import proxy_pack
 from vision.finder import Finder
 from vision.identify import Gallery, Identifier
 from vision.train.augment import MASTER_HEIGHT, MASTER_WIDTH, CropConfig, webcam_crop
+from vision.train.data import pool_from_masters, sample_batch
 from vision.train.evaluate import _match, scene_queries, score_matches
 
 
@@ -70,6 +71,53 @@ def test_a_mix_without_objects_draws_the_same_crops_as_before_objects_existed() 
     assert digest.hexdigest()[:16] == "57efdb76560dd155"
     with_objects = [webcam_crop(m, np.random.default_rng(k), replace(old, object_probability=1.0)) for k in range(12)]
     assert not all(np.array_equal(webcam_crop(m, np.random.default_rng(k), old), x) for k, x in enumerate(with_objects))
+
+
+def test_a_neighbouring_card_covers_one_side_of_the_card_and_leaves_the_other() -> None:
+    clean = replace(CropConfig.clean(), min_width=80, max_width=80)
+    row = replace(clean, neighbour_probability=1.0, max_neighbour=0.6)
+    grey = np.full((MASTER_HEIGHT, MASTER_WIDTH, 3), 128, np.uint8)
+    black = np.zeros_like(grey)
+    rng = np.random.default_rng(9)
+    shares = []
+    for _ in range(60):
+        crop = webcam_crop(grey, rng, row, black)
+        dark = crop.max(axis=2) < 40  # the neighbour's own pixels
+        shares.append(float(dark.mean()))
+        bands = [dark[:3].mean(), dark[:, -3:].mean(), dark[-3:].mean(), dark[:, :3].mean()]
+        assert max(bands) > 0.5  # it lies over one whole side ...
+        assert min(bands) < 0.05  # ... and never reaches the opposite one
+    assert min(shares) >= 0.12 and max(shares) <= 0.68
+    assert np.median(shares) >= 0.3
+    # Without a neighbour given, or at probability 0, nothing is drawn over the card.
+    assert webcam_crop(grey, np.random.default_rng(1), row).max(axis=2).min() > 100
+
+
+def test_a_mix_without_neighbours_draws_the_same_crops_whether_or_not_one_is_given() -> None:
+    """Training batches pass a neighbour only when the mix asks for one; even given one, a mix
+    at probability 0 (the shipped model's) must draw the very same crops."""
+    m = _framed_master()
+    other = np.zeros_like(m)
+    for k in range(12):
+        assert np.array_equal(webcam_crop(m, np.random.default_rng(k), CropConfig(), other),
+                              webcam_crop(m, np.random.default_rng(k), CropConfig()))
+
+
+def test_training_batches_lay_a_card_of_the_pool_beside_the_card_only_when_the_mix_asks() -> None:
+    grey = np.full((MASTER_HEIGHT, MASTER_WIDTH, 3), 128, np.uint8)
+    pool = pool_from_masters([("design:grey", grey), ("design:black", np.zeros_like(grey))])
+    grey_class = pool.names.index("design:grey@any")
+    clean = replace(CropConfig.clean(), min_width=60, max_width=60)
+
+    def darkened(crops: CropConfig) -> list[bool]:
+        images, labels = sample_batch(pool, np.random.default_rng(4), 80, proxy_share=0.0, crops=crops)
+        return [bool((img.max(axis=2) < 40).mean() > 0.1) for img, cls in zip(images, labels, strict=True)
+                if cls == grey_class]
+
+    assert not any(darkened(clean))
+    beside = darkened(replace(clean, neighbour_probability=1.0))
+    # The neighbour is any card of the pool: the black one about half the time.
+    assert 0.25 <= sum(beside) / len(beside) <= 0.75
 
 
 @pytest.fixture(scope="module")

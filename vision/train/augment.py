@@ -4,7 +4,9 @@ A face image is first reduced to a *master*: portrait by the preprocessing rule
 (`vision.preprocess.to_portrait`), `MASTER_WIDTH` × `MASTER_HEIGHT` pixels. `webcam_crop` then
 spoils a master the way a rectified webcam crop is spoiled, each effect drawn from the given
 generator: a finger or an overlapping card hiding up to `max_occlusion` of the card, a mug or
-glass beside it leaning over up to `max_object` of it (`_object`), a glare
+glass beside it leaning over up to `max_object` of it (`_object`), a neighbouring card of a
+row or fan lying over one side of it, up to `max_neighbour` of its width or height
+(`_neighbour`, given the neighbour's master), a glare
 spot, uneven light, imperfect corners (each corner off by up to `corner_jitter` of the card's
 size, so a sliver of table shows or an edge is cut), a slipped edge (one edge of the quad moved
 in or out by up to `max_edge_slip` of the card and along itself by half that: what the finder's
@@ -37,8 +39,9 @@ _SKIN = ((205, 224, 255), (163, 190, 234), (120, 160, 210), (70, 110, 160), (45,
 @dataclass(frozen=True, slots=True, kw_only=True)
 class CropConfig:
     """How hard `webcam_crop` spoils a card (defaults: the training mix; `EVAL_CROPS` is the
-    accuracy report's). A slipped edge and an object draw from the generator only when their
-    probability is above 0, so a mix without them makes the same crops as before they existed."""
+    accuracy report's). A slipped edge, an object and a neighbour draw from the generator only
+    when their probability is above 0, so a mix without them makes the same crops as before
+    they existed."""
 
     corner_jitter: float = 0.03
     edge_slip_probability: float = 0.3
@@ -49,6 +52,8 @@ class CropConfig:
     max_occlusion: float = 0.25
     object_probability: float = 0.0
     max_object: float = 0.55
+    neighbour_probability: float = 0.0
+    max_neighbour: float = 0.6
     glare_probability: float = 0.25
     blur_probability: float = 0.5
     defocus_probability: float = 0.15
@@ -207,9 +212,33 @@ def _object(img: np.ndarray, rng: np.random.Generator, max_fraction: float) -> N
     img[:] = img * (1 - m) + shade * m
 
 
+def _neighbour(img: np.ndarray, other: np.ndarray, rng: np.random.Generator, max_fraction: float) -> None:
+    """Another card (`other`, a master) lying over one side of this one, as in a row or a fan:
+    the same size, turned by a few degrees, covering 20 % to `max_fraction` of the card across
+    that side, with a thin shadow along its edge."""
+    h, w = img.shape[:2]
+    side = int(rng.integers(4))  # the neighbour lies to the left, right, top or bottom
+    cover = rng.uniform(0.2, max(0.2, max_fraction))
+    dx, dy = [(-(1 - cover) * w, 0.0), ((1 - cover) * w, 0.0), (0.0, -(1 - cover) * h), (0.0, (1 - cover) * h)][side]
+    dx += rng.uniform(-0.08, 0.08) * w * (side >= 2)
+    dy += rng.uniform(-0.08, 0.08) * h * (side < 2)
+    theta = rng.uniform(-7.0, 7.0)
+    rot = cv2.getRotationMatrix2D((w / 2, h / 2), theta, 1.0)
+    rot[:, 2] += (dx, dy)
+    card = cv2.resize(other, (w, h), interpolation=cv2.INTER_AREA).astype(np.float32)
+    warped = cv2.warpAffine(card, rot, (w, h), flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_CONSTANT)
+    mask = cv2.warpAffine(np.ones((h, w), np.float32), rot, (w, h), flags=cv2.INTER_LINEAR,
+                          borderMode=cv2.BORDER_CONSTANT)
+    shadow = np.clip(cv2.GaussianBlur(mask, (0, 0), max(0.6, 0.02 * w)) - mask, 0.0, 1.0) * rng.uniform(0.2, 0.6)
+    m = mask[..., None]
+    img[:] = img * (1 - shadow[..., None]) * (1 - m) + warped * m
+
+
 def webcam_crop(master_image: np.ndarray, rng: np.random.Generator,
-                config: CropConfig = DEFAULT_CROPS) -> np.ndarray:
-    """A spoiled, low-resolution BGR uint8 crop of a portrait master (see module docstring)."""
+                config: CropConfig = DEFAULT_CROPS, neighbour: np.ndarray | None = None) -> np.ndarray:
+    """A spoiled, low-resolution BGR uint8 crop of a portrait master (see module docstring);
+    `neighbour`: another card's master, laid over one side of this one with
+    `config.neighbour_probability` (none: never)."""
     img = master_image
     h, w = img.shape[:2]
     # Imperfect corners: the source quad that the caller's rectification maps to the crop.
@@ -238,6 +267,8 @@ def webcam_crop(master_image: np.ndarray, rng: np.random.Generator,
         _occlude(crop, rng, config.max_occlusion)
     if config.object_probability > 0 and rng.random() < config.object_probability:
         _object(crop, rng, config.max_object)
+    if neighbour is not None and config.neighbour_probability > 0 and rng.random() < config.neighbour_probability:
+        _neighbour(crop, neighbour, rng, config.max_neighbour)
     if rng.random() < config.glare_probability:
         _glare(crop, rng)
     if rng.random() < config.light_probability:

@@ -174,7 +174,10 @@ def sample_batch(pool: ClassPool, rng: np.random.Generator, size: int, *,
             source = pool.proxy_classes
         cls = int(source[int(rng.integers(len(source)))])
         turn = bool(pool.symmetric[cls] and rng.random() < 0.5)
-        images.append(webcam_crop(pool.image(cls, turn), rng, crops))
+        other = None
+        if crops.neighbour_probability > 0:  # drawn only then: a mix without keeps its crops
+            other = pool.image(int(source[int(rng.integers(len(source)))]), bool(rng.random() < 0.5))
+        images.append(webcam_crop(pool.image(cls, turn), rng, crops, other))
         labels[k] = cls
     return images, labels
 
