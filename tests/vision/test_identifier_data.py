@@ -89,7 +89,7 @@ def test_a_neighbouring_card_covers_one_side_of_the_card_and_leaves_the_other() 
         assert min(bands) < 0.05  # ... and never reaches the opposite one
     assert min(shares) >= 0.12 and max(shares) <= 0.68
     assert np.median(shares) >= 0.3
-    # Without a neighbour given, or at probability 0, nothing is drawn over the card.
+    # Without a neighbour given, nothing is drawn over the card.
     assert webcam_crop(grey, np.random.default_rng(1), row).max(axis=2).min() > 100
 
 
