@@ -223,3 +223,37 @@ def test_training_two_steps_exports_a_working_model(tmp_path: Path, monkeypatch:
                              resume=tmp_path / "work" / "checkpoint.pt",
                              calibrate=lambda model, seed: Calibration())
     assert again.steps == 3
+
+
+def test_a_checkpoint_made_before_a_crop_effect_existed_resumes_while_the_effect_is_off(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("onnx")
+    from dataclasses import replace
+
+    from vision.identify import Calibration
+    from vision.train.data import PoolConfig
+    from vision.train.identifier import TrainConfig, TrainError, train_identifier
+
+    monkeypatch.setenv("CARDTRACK_CACHE", str(tmp_path / "cache"))
+    config = TrainConfig(steps=1, batch=8, workers=0, threads=1, checkpoint_every=1,
+                         pool=PoolConfig(games=(), designs=6))
+    work = tmp_path / "work"
+    train_identifier(tmp_path / "a.onnx", seed=5, config=config, work_dir=work, progress=False,
+                     calibrate=lambda model, seed: Calibration())
+    ckpt = work / "checkpoint.pt"
+    state = torch.load(ckpt, map_location="cpu", weights_only=False)
+    # Checkpoints written before neighbours existed held the fields of the object effect, off.
+    assert "neighbour_probability" not in state["config"]["crops"]
+    state["config"]["crops"].update(object_probability=0.0, max_object=0.55)
+    torch.save(state, ckpt)
+    more = replace(config, steps=2)
+    again = train_identifier(tmp_path / "b.onnx", seed=5, config=more, work_dir=work, progress=False,
+                             resume=ckpt, calibrate=lambda model, seed: Calibration())
+    assert again.steps == 2
+    # With the effect on, the batches differ from the checkpoint's: it is refused.
+    on = replace(config, steps=3, crops=replace(config.crops, neighbour_probability=0.3))
+    with pytest.raises(TrainError, match="other options"):
+        train_identifier(tmp_path / "c.onnx", seed=5, config=on, work_dir=work, progress=False,
+                         resume=ckpt, calibrate=lambda model, seed: Calibration())
+

@@ -174,11 +174,34 @@ def _save(path: Path, state: dict[str, Any]) -> None:
     os.replace(tmp, path)
 
 
+# Crop effects added after checkpoints existed, each (probability, its other fields): off, they
+# draw nothing from the generator (`CropConfig`), so a run without one is the run made before it
+# existed, and its checkpoints must match theirs.
+_LATER_EFFECTS: Final = (("object_probability", ("max_object",)),
+                         ("neighbour_probability", ("max_neighbour",)))
+
+
+def _without_off_effects(record: Any) -> Any:
+    """`record` (a config record, or whatever a checkpoint holds in its place) with the fields
+    of the crop effects that are off taken out, in place; returned for convenience."""
+    crops = record.get("crops") if isinstance(record, dict) else None
+    if isinstance(crops, dict):
+        for probability, fields in _LATER_EFFECTS:
+            if not crops.get(probability):
+                for key in (probability, *fields):
+                    crops.pop(key, None)
+    return record
+
+
 def _config_record(config: TrainConfig, seed: int) -> dict[str, Any]:
+    """What a checkpoint must have been made with to be resumed: every option that shapes the
+    batches or the model, less those that may change on resume and the fields of crop effects
+    that are off (`_LATER_EFFECTS`)."""
     record = asdict(config)
     record["seed"] = seed
     for key in ("steps", "checkpoint_every", "log_every", "threads", "workers"):
         record.pop(key)  # may change on resume
+    _without_off_effects(record)
     out: dict[str, Any] = json.loads(json.dumps(record))
     return out
 
@@ -225,7 +248,7 @@ def train_identifier(
             state = torch.load(ckpt_path, map_location="cpu", weights_only=False)
         except (OSError, RuntimeError, EOFError) as exc:
             raise TrainError(f"{ckpt_path}: cannot read the checkpoint ({exc}); pass a file written by this command") from None
-        if state.get("config") != record or state.get("classes") != pool.num_classes:
+        if _without_off_effects(state.get("config")) != record or state.get("classes") != pool.num_classes:
             raise TrainError(
                 f"{ckpt_path}: the checkpoint was made with other options or seed; resume with the "
                 "same --seed and options, or start afresh without --resume"
