@@ -254,9 +254,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     ident.add_argument("--out", default=str(DEFAULT_MODEL), help="the ONNX model to write (or to measure)")
     ident.add_argument("--seed", type=int, default=0)
-    ident.add_argument("--steps", type=_positive, default=None, help="training steps (default 4800)")
+    ident.add_argument("--steps", type=_positive, default=None, help="training steps (default: the shipped model's, models/identifier.md)")
     ident.add_argument("--batch", type=_positive, default=128)
-    ident.add_argument("--designs", type=_positive, default=None, help="random designs in the training pool (default 3000)")
+    ident.add_argument("--designs", type=_positive, default=None, help="random designs in the training pool (default: the shipped model's)")
     ident.add_argument("--edge-slip", type=_fraction, default=None,
                        help="share of training crops with one edge slipped in or out (default: the training mix's)")
     ident.add_argument("--objects", type=_fraction, default=None,

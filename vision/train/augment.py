@@ -72,6 +72,15 @@ class CropConfig:
                    light_probability=0.0)
 
 
+OPTIONAL_EFFECTS: Final = (
+    ("edge_slip_probability", ("max_edge_slip",)),
+    ("object_probability", ("max_object",)),
+    ("neighbour_probability", ("max_neighbour",)),
+)
+"""The effects of `CropConfig` that draw from the generator only when their probability is
+above 0, each (its probability field, its other fields): a mix with one off makes the very crops
+of a mix made before that effect existed (what resuming a training checkpoint relies on)."""
+
 DEFAULT_CROPS: Final = CropConfig()
 """The training mix (also the calibration's); `cardtrack train identifier --edge-slip P
 --min-width W` changes it (`--edge-slip 0 --min-width 40 --steps 1800` is the model before,

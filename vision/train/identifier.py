@@ -36,7 +36,7 @@ from tqdm import tqdm
 
 from vision.identify import META_PREFIX, Calibration
 from vision.preprocess import INPUT_HEIGHT, INPUT_WIDTH, PREPROCESS_VERSION, preprocess_batch
-from vision.train.augment import DEFAULT_CROPS, CropConfig
+from vision.train.augment import DEFAULT_CROPS, OPTIONAL_EFFECTS, CropConfig
 from vision.train.data import (
     TRAIN_FAMILY,
     ClassPool,
@@ -174,19 +174,12 @@ def _save(path: Path, state: dict[str, Any]) -> None:
     os.replace(tmp, path)
 
 
-# Crop effects added after checkpoints existed, each (probability, its other fields): off, they
-# draw nothing from the generator (`CropConfig`), so a run without one is the run made before it
-# existed, and its checkpoints must match theirs.
-_LATER_EFFECTS: Final = (("object_probability", ("max_object",)),
-                         ("neighbour_probability", ("max_neighbour",)))
-
-
 def _without_off_effects(record: Any) -> Any:
     """`record` (a config record, or whatever a checkpoint holds in its place) with the fields
     of the crop effects that are off taken out, in place; returned for convenience."""
     crops = record.get("crops") if isinstance(record, dict) else None
     if isinstance(crops, dict):
-        for probability, fields in _LATER_EFFECTS:
+        for probability, fields in OPTIONAL_EFFECTS:
             if not crops.get(probability):
                 for key in (probability, *fields):
                     crops.pop(key, None)
@@ -196,7 +189,8 @@ def _without_off_effects(record: Any) -> Any:
 def _config_record(config: TrainConfig, seed: int) -> dict[str, Any]:
     """What a checkpoint must have been made with to be resumed: every option that shapes the
     batches or the model, less those that may change on resume and the fields of crop effects
-    that are off (`_LATER_EFFECTS`)."""
+    that are off (`vision.train.augment.OPTIONAL_EFFECTS`: a run without one is the run made
+    before it existed, and resumes its checkpoints)."""
     record = asdict(config)
     record["seed"] = seed
     for key in ("steps", "checkpoint_every", "log_every", "threads", "workers"):
