@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Protocol
 
 import cv2
 import numpy as np
@@ -110,6 +111,12 @@ class CornerRefiner:
         return out
 
 
+class QuadRefiner(Protocol):
+    """Anything that refines quads as `CornerRefiner.refine` does."""
+
+    def refine(self, image: np.ndarray, quads: np.ndarray) -> np.ndarray: ...
+
+
 class KeptRefinements:
     """A corner refiner that remembers its answers: a quad within `tolerance_px` (every
     corner, in the order given) of one it refined in the last `keep_calls` calls gets that
@@ -118,10 +125,10 @@ class KeptRefinements:
     The live pipeline refines each card it crops for the identifier, and it crops a card that
     did not move again and again: every card of a zone when the zone settles, a card it could
     not name every half second. The finder's coarse corners of a still card stay within a pixel
-    or so; the refined ones would come out the same. Wraps any object with `CornerRefiner`'s
-    `refine(image, quads)`; keeps at most what it saw in `keep_calls` calls."""
+    or so; the refined ones would come out the same. Wraps any `QuadRefiner`; keeps at most
+    what it saw in `keep_calls` calls."""
 
-    def __init__(self, refiner: object, *, tolerance_px: float = 1.0, keep_calls: int = 30) -> None:
+    def __init__(self, refiner: QuadRefiner, *, tolerance_px: float = 1.0, keep_calls: int = 30) -> None:
         if not tolerance_px >= 0 or keep_calls < 1:
             raise ValueError("KeptRefinements: tolerance_px must be 0 or more and keep_calls at least 1")
         self.refiner = refiner
@@ -146,7 +153,7 @@ class KeptRefinements:
             self._used[best[hit]] = self._calls
             todo = ~hit
         if todo.any():
-            fresh = np.asarray(self.refiner.refine(image, q[todo]), np.float64).reshape(-1, 4, 2)  # type: ignore[attr-defined]
+            fresh = np.asarray(self.refiner.refine(image, q[todo]), np.float64).reshape(-1, 4, 2)
             out[todo] = fresh
             self._coarse = np.concatenate([self._coarse, q[todo]])
             self._refined = np.concatenate([self._refined, fresh])
