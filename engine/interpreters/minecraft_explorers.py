@@ -49,6 +49,16 @@ CHEST_FILLED = "chest_filled"
 CHOICES = 2  # candidates of a seen card tried as its identity
 
 
+def _row(faces: tuple[str | None, ...]) -> ExpectedZone:
+    """A spread laid as a row, oldest card first: each card but the newest may lie partly
+    under the next one (players squeeze a long row, chests hide the items tucked under
+    them), too little of it seen to be found or named, so one not seen costs
+    `InterpretConfig.hidden_penalty` and still matches (`ExpectedZone.covered`)."""
+    return ExpectedZone(
+        kind=ZoneKind.SPREAD, faces=faces, count=len(faces), covered=frozenset(range(len(faces) - 1))
+    )
+
+
 class ExplorersInterpreter:
     """The `GameInterpreter` of minecraft-explorers."""
 
@@ -101,22 +111,17 @@ class ExplorersInterpreter:
             faces=(MOB_BACK,) if state.mob_deck else (),
             count=len(state.mob_deck),
         )
-        out["mobs"] = ExpectedZone(
-            kind=ZoneKind.SPREAD,
-            faces=tuple(self.card_face(m) for m in state.mobs),
-            count=len(state.mobs),
+        out["mobs"] = _row(tuple(self.card_face(m) for m in state.mobs))
+        out["chests"] = _row(
+            tuple(CHEST_FILLED if c in state.filled else self.card_face(c) for c in state.chests)
         )
-        out["chests"] = ExpectedZone(
-            kind=ZoneKind.SPREAD,
-            faces=tuple(
-                CHEST_FILLED if c in state.filled else self.card_face(c) for c in state.chests
-            ),
-            count=len(state.chests),
-        )
+        # The turn cards look the same in every state (a spent one is turned, which is not
+        # read), so they tell no explanation from another and never hold one back.
         out["hunger"] = ExpectedZone(
             kind=ZoneKind.SPREAD,
             faces=("card_hunger",) * HUNGER_CARDS + ("card_night",),
             count=HUNGER_CARDS + 1,
+            soft=True,
         )
         out["discard"] = ExpectedZone(
             kind=ZoneKind.PILE,
@@ -125,11 +130,7 @@ class ExplorersInterpreter:
         )
         for p in range(1, state.players + 1):
             area = state.areas[p - 1]
-            out[f"player-{p}"] = ExpectedZone(
-                kind=ZoneKind.SPREAD,
-                faces=tuple(self.card_face(c) for c in area),
-                count=len(area),
-            )
+            out[f"player-{p}"] = _row(tuple(self.card_face(c) for c in area))
         return out
 
     def is_forced(self, state: ExplorersState) -> bool:

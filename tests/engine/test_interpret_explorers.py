@@ -263,3 +263,43 @@ def test_a_village_whose_back_is_unknown_is_traded_at_not_explored() -> None:
     result = Interpreter(GAME).observe(belief, render(truth, frame=10))
     assert not result.pending and not result.desync, result
     assert [(type(m).NAME, getattr(m, "pay", None)) for m in result.moves] == [("trade", "taiga.wood")]
+
+
+def _without(snapshot: TableSnapshot, zone: str, *drop: int) -> TableSnapshot:
+    """`snapshot` with the cards at `drop` (indexes in the zone's listing) not seen."""
+    cards = tuple(c for k, c in enumerate(snapshot.cards(zone)) if k not in drop)
+    return TableSnapshot(frame=snapshot.frame, time=snapshot.time, zones={**snapshot.zones, zone: cards},
+                         counts=snapshot.counts, settled=snapshot.settled)
+
+
+def test_cards_half_under_the_next_one_in_a_row_may_go_unseen() -> None:
+    """Players squeeze a long row: an older item, an older table mob or a chest (items tucked
+    under it) can lie too far under the next card to be found. The move is read all the same;
+    the newest card of a row, on top, must be seen."""
+    before = base()
+    move = Explore(player=1, landscape="display-1")
+    after = GAME.apply(before, move).state
+    seen = render(after, frame=10)
+    look = LOOK.appearance(after)
+    assert look["player-1"].covered == frozenset(range(len(after.areas[0]) - 1))
+    hidden = _without(_without(_without(seen, "player-1", 0, 3), "mobs", 0), "chests", 1)
+    result = Interpreter(GAME).observe(before, hidden)
+    assert not result.pending and not result.desync, result
+    assert [plain(m) for m in result.moves] == [plain(move)]
+    assert len(after.areas[0]) - 1 not in look["player-1"].covered
+
+
+def test_the_turn_cards_never_hold_a_move_back() -> None:
+    """The hunger cards and the night card look the same in every state: two of them not
+    seen and another misread leave the move read at once."""
+    before = base()
+    move = Fight(player=1, mob="enderman", tools=("geode.iron-sword",))
+    after = GAME.apply(before, move).state
+    seen = _without(render(after, frame=10), "hunger", 1, 2)
+    misread = SeenCard(candidates=(Candidate(face="mob.zombie", score=0.8),))
+    seen = TableSnapshot(frame=seen.frame, time=seen.time,
+                         zones={**seen.zones, "hunger": (*seen.cards("hunger"), misread)},
+                         counts=seen.counts, settled=seen.settled)
+    result = Interpreter(GAME).observe(before, seen)
+    assert not result.pending and not result.desync, result
+    assert [plain(m) for m in result.moves] == [plain(move)]
