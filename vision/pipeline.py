@@ -161,6 +161,16 @@ class PipelineConfig:
       the refiner is kept: cut at the finder's corners, an Angry Birds battle card was never
       named and its round was lost (rendered seed 7181, commit abe55bb). Cutting both ways
       and keeping the better answer was tried and read fewer Mattel moves.
+    - `refine_tolerance`: a refined outline whose sides, measured on the table, differ from
+      the card's by this fraction more than the finder's own outline's do is not used: the
+      finder's corners are cut instead. The refiner can pull a corner onto a dark icon by
+      the card's edge (an Explorers item turned 180 degrees, 40 px wide, read as another item
+      at the refined corners and right at the finder's). With 0.1 the Explorers clips with
+      the scans read 25 of 36 moves instead of 21 (seeds 31–33) and 21 instead of 15
+      (41–43), the Mattel clips as many, the Angry Birds development clips 2 of 300 fewer;
+      lower falls back more often on the finder's corners, which are off by about 8 % of the
+      card's width (`models/finder.md`): falling back whenever the refined outline is off the
+      card's size read fewer Mattel moves (`models/corners.md`).
     - `max_identify_per_frame`: identifier calls per frame at most (new and turned-over cards
       first, moved ones after). Lower bounds the frame time when many cards move at once; the
       rest wait a frame or two.
@@ -198,6 +208,7 @@ class PipelineConfig:
     finder: FinderConfig = field(default_factory=lambda: _finder_config(Peaks.LOCAL))
     refine_crops: bool = True
     refine_covered: bool = True
+    refine_tolerance: float = 0.1
     max_identify_per_frame: int = 12
     recheck_pending_frames: int = 5
     evidence_candidates: int = 3
@@ -219,6 +230,8 @@ class PipelineConfig:
                 raise PipelineError(f"PipelineConfig.{name}: must be at least 1")
         if not self.reach_seconds >= 0:
             raise PipelineError("PipelineConfig.reach_seconds: must be 0 or more")
+        if not self.refine_tolerance > 0:
+            raise PipelineError("PipelineConfig.refine_tolerance: must be more than 0")
         if not self.unnamed_notice_seconds > 0:
             raise PipelineError("PipelineConfig.unnamed_notice_seconds: must be more than 0")
 
@@ -337,6 +350,32 @@ def overlapped(tracker: CardTracker, requests: Sequence[IdentifyRequest], corner
     return np.asarray(((iou > 0.02) & others).any(axis=1))
 
 
+def card_shape_error(quad: np.ndarray, to_table: TableMap, card_mm: tuple[float, float]) -> float:
+    """How far a quad in frame pixels is from the outline of a card of `card_mm` lying on the
+    table: each side measured in table millimetres against the card's side it stands for
+    (short, long, short, long in either order), the largest relative difference."""
+    flat = np.asarray(to_table(np.asarray(quad, np.float64).reshape(4, 2)), np.float64).reshape(4, 2)
+    sides = np.linalg.norm(flat - np.roll(flat, -1, axis=0), axis=1)
+    short, long_ = sorted(float(x) for x in card_mm)
+    ways = (np.array([short, long_, short, long_]), np.array([long_, short, long_, short]))
+    return float(min(np.max(np.abs(sides - w) / w) for w in ways))
+
+
+def keep_plausible(coarse: np.ndarray, refined: np.ndarray, to_table: TableMap | None,
+                   card_mm: tuple[float, float] | None, tolerance: float) -> np.ndarray:
+    """Per quad, the refined corners unless they make a card outline worse than the coarse
+    ones by more than `tolerance` (`card_shape_error`, a fraction of the card's sides): a
+    corner the refiner pulled onto a dark icon near the card's edge, or onto a neighbour's
+    edge. Without the table geometry or the card's size every refined quad is kept."""
+    out = np.asarray(refined, np.float32).copy()
+    if to_table is None or card_mm is None:
+        return out
+    for i, (c, r) in enumerate(zip(coarse, refined, strict=True)):
+        if card_shape_error(r, to_table, card_mm) > card_shape_error(c, to_table, card_mm) + tolerance:
+            out[i] = c
+    return out
+
+
 def identify_requests(requests: Sequence[IdentifyRequest], limit: int) -> tuple[IdentifyRequest, ...]:
     """The requests to serve this frame: new and changed-look cards first, at most `limit`."""
     ordered = sorted(requests, key=lambda r: (_URGENCY[r.reason], r.track_id))
@@ -390,6 +429,7 @@ def identify_tracks(
     refresh: Sequence[IdentifyRequest] = (),
     refiner: Any = None,
     to_table: TableMap | None = None,
+    card_mm: tuple[float, float] | None = None,
 ) -> int:
     """Stage `identify`: crop, identify and record the tracks that need it and the `refresh`
     ones; returns how many were identified (an unknown crop is left for the next frame).
@@ -397,7 +437,8 @@ def identify_tracks(
     (`PipelineConfig.refine_crops`; not those of a card another overlaps when
     `refine_covered` is off); with
     `to_table` (image pixels to table millimetres) each card's shape is measured on the table,
-    to cut it upright (`crop_shapes`).
+    to cut it upright (`crop_shapes`), and with the card's size `card_mm` as well, a refined
+    outline that is less like the card than the finder's is not used (`keep_plausible`).
     A refreshed card's reading is recorded `settle_rereads` times, so that it outweighs what
     was known of the card before."""
     asked = identify_requests(tracker.tracks_needing_identification(), config.max_identify_per_frame)
@@ -411,7 +452,8 @@ def identify_tracks(
         free = (np.ones(len(requests), bool) if config.refine_covered
                 else ~overlapped(tracker, requests, corners))
         if free.any():
-            corners[free] = np.asarray(refiner.refine(image, corners[free]), np.float32)
+            refined = np.asarray(refiner.refine(image, corners[free]), np.float32)
+            corners[free] = keep_plausible(corners[free], refined, to_table, card_mm, config.refine_tolerance)
     # One crop per card, and a second one turned a quarter for a card whose shape does not
     # tell which way it lies (`crop_shapes`): the identifier's better answer is kept.
     owner: list[int] = []
@@ -726,7 +768,7 @@ class Pipeline:
                 placed = zone_cards(self.layout, before, cfg)
                 refresh = refresh_requests(before, placed, settle.changed_since_last_settle)
             identify_tracks(self.tracker, self.identifier, image, index, cfg, refresh, self.corner_refiner,
-                            self._to_table)
+                            self._to_table, self.layout.card_mm)
         tracks = self.tracker.tracks
         with timed("zones"):
             contents = zone_cards(self.layout, tracks, cfg)

@@ -38,11 +38,13 @@ from vision.pipeline import (
     PipelineStep,
     TruthOracleFinder,
     TruthOracleIdentifier,
+    card_shape_error,
     crop_card,
     crop_shapes,
     hand_dwell,
     identify_requests,
     identify_tracks,
+    keep_plausible,
     merge_candidates,
     move_key,
     profile_from_truth,
@@ -312,6 +314,60 @@ def test_without_refine_covered_the_refiner_puts_only_cards_no_other_overlaps_on
     identify_tracks(tracker, _NamesAll(), image, 0, PipelineConfig(), refresh=_all_requests(tracker),
                     refiner=refiner)
     assert sum(len(g) for g in refiner.given) == 3
+
+
+def test_a_refined_outline_less_like_the_card_than_the_finders_is_not_cut() -> None:
+    # A camera that shows 2 px per table millimetre; a 59 x 91 mm card lying flat.
+    def to_table(points: np.ndarray) -> np.ndarray:
+        return np.asarray(points, np.float64) / 2.0
+
+    card = np.array([[100, 100], [218, 100], [218, 282], [100, 282]], np.float32)
+    assert card_shape_error(card, to_table, (59.0, 91.0)) == pytest.approx(0.0, abs=1e-6)
+    assert card_shape_error(np.roll(card, 1, axis=0), to_table, (91.0, 59.0)) == pytest.approx(0.0, abs=1e-6)
+    coarse = card + np.array([[4, -3], [-2, 5], [3, 3], [-4, 2]], np.float32)  # the finder: a few px off
+    better = card + 0.5  # the refiner on the pixel
+    pulled = card.copy()
+    pulled[3] = [112, 240]  # a corner pulled onto a dark icon inside the card
+    out = keep_plausible(np.stack([coarse, coarse]), np.stack([better, pulled]), to_table, (59.0, 91.0), 0.1)
+    np.testing.assert_allclose(out[0], better)
+    np.testing.assert_allclose(out[1], coarse)
+    # Without the table geometry or the card's size nothing can be judged: the refiner is trusted.
+    np.testing.assert_allclose(keep_plausible(coarse[None], pulled[None], None, (59.0, 91.0), 0.1)[0], pulled)
+    np.testing.assert_allclose(keep_plausible(coarse[None], pulled[None], to_table, None, 0.1)[0], pulled)
+
+
+def test_identify_tracks_cuts_at_the_finders_corners_when_the_refiner_bends_the_outline() -> None:
+    class Pulls:
+        def refine(self, image: np.ndarray, quads: np.ndarray) -> np.ndarray:
+            out = np.asarray(quads, np.float64).copy()
+            out[:, 3] += (12.0, -40.0)
+            return out
+
+    class Records(_NamesAll):
+        def __init__(self) -> None:
+            self.corners: list[np.ndarray] = []
+
+        def identify(self, crops: Sequence[np.ndarray], *, corners: np.ndarray,
+                     frame_index: int) -> list[tuple[FaceCandidate, ...]]:
+            self.corners.append(np.asarray(corners))
+            return super().identify(crops, corners=corners, frame_index=frame_index)
+
+    def to_table(points: np.ndarray) -> np.ndarray:
+        return np.asarray(points, np.float64) / 2.0
+
+    image = np.full((400, 400, 3), 90, np.uint8)
+    card = np.array([[100, 100], [218, 100], [218, 282], [100, 282]], np.float32)
+    tracker = CardTracker(TrackerConfig(frames_to_confirm=1))
+    tracker.update(Detections(corners=card[None], scores=np.full(1, 0.9, np.float32)), image=image, frame_index=0)
+    identifier = Records()
+    identify_tracks(tracker, identifier, image, 0, PipelineConfig(), refiner=Pulls(), to_table=to_table,
+                    card_mm=(59.0, 91.0))
+    np.testing.assert_allclose(identifier.corners[0][0], card)
+    tracker.update(Detections(corners=card[None], scores=np.full(1, 0.9, np.float32)), image=image, frame_index=1)
+    identifier.corners.clear()  # without the card's size the refined corners are cut
+    identify_tracks(tracker, identifier, image, 1, PipelineConfig(), refresh=_all_requests(tracker),
+                    refiner=Pulls(), to_table=to_table)
+    assert not np.allclose(identifier.corners[0][0], card)
 
 
 def _all_requests(tracker: CardTracker) -> tuple[IdentifyRequest, ...]:
