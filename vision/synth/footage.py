@@ -200,10 +200,13 @@ class ExplorersStaging(Staging):
     landscape's front, landscape format), the mob deck face down, table mobs, trophies and
     chests front up, a filled chest flipped to its back, explored landscapes item side up in
     the player areas and on the discard pile, a damaged tool turned 180 degrees, the hunger
-    cards spent this turn turned 180 degrees, items tucked under their chest."""
+    cards spent this turn turned 180 degrees, items tucked under their chest. Table mobs and
+    a player's items and trophies lie side by side, as the layout's all-visible zones say, as
+    many as the zone holds (6 mobs in 431 mm, 8 cards in a player's 560 mm) before a new row
+    starts over the first; the chests and the turn cards are fanned."""
 
     stable_spreads = True
-    _PER_ROW: ClassVar[Mapping[str, int]] = {"mobs": 16, "hunger": 7, "chests": 8, "player": 16}
+    _PER_ROW: ClassVar[Mapping[str, int]] = {"mobs": 6, "hunger": 7, "chests": 8, "player": 8}
 
     def _item_side(self, card: str) -> str:
         ct = self.catalog.card(card)
