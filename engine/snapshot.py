@@ -96,7 +96,13 @@ def _frozen_zones(zones: Mapping[str, tuple[SeenCard, ...]]) -> Mapping[str, tup
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class TableSnapshot:
-    """The table at one frame: visible cards per zone (top / most recent first)."""
+    """The table at one frame: visible cards per zone (top / most recent first).
+
+    `reached` names the zones a hand reached into since they were last read; `renewed` the
+    zones whose cards are all other cards than the ones seen there when the zone was last
+    read (the tracker lost those and found these: a card taken away and another put down,
+    though it may look the same). None: not watched.
+    """
 
     frame: int
     time: float
@@ -106,6 +112,7 @@ class TableSnapshot:
     counts: Mapping[str, int] = field(default_factory=lambda: MappingProxyType({}))
     settled: frozenset[str] = frozenset()
     reached: frozenset[str] | None = None  # None: hands were not watched
+    renewed: frozenset[str] | None = None  # None: the cards' tracks were not watched
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "zones", _frozen_zones(self.zones))
@@ -113,6 +120,8 @@ class TableSnapshot:
         object.__setattr__(self, "settled", frozenset(self.settled))
         if self.reached is not None:
             object.__setattr__(self, "reached", frozenset(self.reached))
+        if self.renewed is not None:
+            object.__setattr__(self, "renewed", frozenset(self.renewed))
         for zone, cards in self.zones.items():
             for card in cards:
                 if not isinstance(card, SeenCard):

@@ -510,10 +510,13 @@ def zones_to_read(
 
 def build_snapshot(contents: ZoneContents, readable: frozenset[str], frame_index: int, time_s: float,
                    counts: Mapping[str, int] | None = None,
-                   reached: frozenset[str] | None = None) -> TableSnapshot:
+                   reached: frozenset[str] | None = None,
+                   last_read: Mapping[str, tuple[tuple[int, str | None], ...]] | None = None) -> TableSnapshot:
     """Stage `snapshot`: the readable zones' cards (top first, with candidates), the
-    numbers of the readable counter zones (`counts`: tokens counted, the die's face) and the
-    zones a hand reached into since they were last read (`reached`; None: not watched)."""
+    numbers of the readable counter zones (`counts`: tokens counted, the die's face), the
+    zones a hand reached into since they were last read (`reached`; None: not watched) and,
+    given what each zone showed when last read (`last_read`, `ZoneContents.signature`), the
+    zones whose cards are all new tracks (`renewed_zones`)."""
     return TableSnapshot(
         frame=frame_index,
         time=time_s,
@@ -521,7 +524,23 @@ def build_snapshot(contents: ZoneContents, readable: frozenset[str], frame_index
         counts={z: n for z, n in (counts or {}).items() if z in readable},
         settled=readable,
         reached=reached,
+        renewed=None if last_read is None else renewed_zones(contents, readable, last_read),
     )
+
+
+def renewed_zones(contents: ZoneContents, readable: frozenset[str],
+                  last_read: Mapping[str, tuple[tuple[int, str | None], ...]]) -> frozenset[str]:
+    """Readable zones that showed cards when last read and now show cards, none of them a
+    track seen there then: the cards were taken away and others put down. A card put back
+    where another lay within `TrackerConfig.frames_to_forget` frames keeps the old track, and
+    a card hidden longer than that (under a hand) comes back as a new one."""
+    out = set()
+    for zone in readable:
+        before = {track for track, _ in last_read.get(zone, ())}
+        now = {track for track, _ in contents.signature(zone)}
+        if before and now and not before & now:
+            out.add(zone)
+    return frozenset(out)
 
 
 def unnamed_time(seconds: dict[str, float], contents: ZoneContents, settled: frozenset[str], dt: float) -> None:
@@ -809,7 +828,8 @@ class Pipeline:
                         for z in stale:
                             self._over.pop(z, None)
                     counts = {z: self._counts[z] for z in mine}
-                snapshot = build_snapshot(contents, readable, index, float(frame.time), counts, reached)
+                snapshot = build_snapshot(contents, readable, index, float(frame.time), counts, reached,
+                                          self._last_read)
             with timed("interpret"):
                 interpretation = self.interpreter.observe(self.belief, snapshot)
             self._last_check = index

@@ -14,7 +14,8 @@ touch a zone the snapshot shows differently, plus moves built from the observed 
 which the enumerator cannot guess: the landscape that left the display with the item that
 appeared in the player's area (its back, when only the front was known) and the tools newly
 turned or gone (damaged or broken), the payment that left the area at a village, the new mobs
-seen on the table (`reveal: {mobs: [...]}`), the fronts that appeared in refilled display slots,
+seen on the table (`reveal: {mobs: [...]}`), the fronts that appeared in refilled display slots
+(a slot that shows the same front on another card, `TableSnapshot.renewed`, refilled too),
 a fight or crossbow whose mobs moved into the area, and a fill whose chests were flipped.
 """
 
@@ -286,11 +287,19 @@ class ExplorersInterpreter:
                         armor=armor,
                         reveal=reveal_mobs,
                     )
-        # Refresh: display slots now show other fronts.
+        # Refresh: display slots now show other fronts, and those that show the same front
+        # on another card (`TableSnapshot.renewed`: bottomed and refilled with the same type).
         changed = [
             i for i in range(DISPLAY_SIZE)
             if f"display-{i + 1}" in unexplained and snapshot.cards(f"display-{i + 1}")
         ]
+        if changed and snapshot.renewed:
+            changed += [
+                i for i in range(min(DISPLAY_SIZE, len(state.display)))
+                if i not in changed and state.display[i] and f"display-{i + 1}" in snapshot.renewed
+                and snapshot.cards(f"display-{i + 1}")
+            ]
+            changed.sort()
         if changed:
             keep = tuple(
                 f"display-{i + 1}" for i in range(min(DISPLAY_SIZE, len(state.display)))

@@ -5,6 +5,7 @@ move from snapshots alone."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -303,3 +304,24 @@ def test_the_turn_cards_never_hold_a_move_back() -> None:
     result = Interpreter(GAME).observe(before, seen)
     assert not result.pending and not result.desync, result
     assert [plain(m) for m in result.moves] == [plain(move)]
+
+
+def test_a_slot_refilled_with_the_same_front_is_not_read_as_kept_when_its_card_was_replaced() -> None:
+    """Copies of a landscape type share their front: a refresh that bottoms a lush cave and
+    draws another shows the slot as it was. The tracker tells: the slot's card is another card
+    (`TableSnapshot.renewed`). Without that evidence the slot reads as kept."""
+    deck = ["taiga.iron-armor", "lush-cave.spyglass", "jungle.melon"]
+    truth_before = base(**{"landscape-deck": deck})
+    belief = base(**{"landscape-deck": [deck[0], None, None]})
+    move = Refresh(player=1, keep=("display-2", "display-3", "display-5"))
+    after = GAME.apply(truth_before, move).state
+    assert LOOK.appearance(after)["display-4"] == LOOK.appearance(truth_before)["display-4"]
+    seen = render(after, frame=10)
+    watched = dataclasses.replace(seen, renewed=frozenset({"display-1", "display-4"}))
+    result = Interpreter(GAME).observe(belief, watched)
+    assert not result.pending and not result.desync, result
+    assert [plain(m) for m in result.moves] == [plain(move)]
+    result = Interpreter(GAME).observe(belief, seen)
+    assert [plain(m) for m in result.moves] == [
+        plain(Refresh(player=1, keep=("display-2", "display-3", "display-4", "display-5")))
+    ]

@@ -38,6 +38,7 @@ from vision.pipeline import (
     PipelineStep,
     TruthOracleFinder,
     TruthOracleIdentifier,
+    build_snapshot,
     card_shape_error,
     crop_card,
     crop_shapes,
@@ -48,6 +49,7 @@ from vision.pipeline import (
     merge_candidates,
     move_key,
     profile_from_truth,
+    renewed_zones,
     score_moves,
     setup_from_truth,
 )
@@ -55,7 +57,7 @@ from vision.settle import SettleState
 from vision.synth.truth import Truth, load_truth
 from vision.timing import StageTimer
 from vision.tracker import CardTracker, IdentifyReason, IdentifyRequest, Track, TrackerConfig
-from vision.zoning import ZoneContents, ZoningConfig, ZoningError, assign_cards, zone_ids
+from vision.zoning import ZoneContents, ZonedCard, ZoningConfig, ZoningError, assign_cards, zone_ids
 
 REPO = Path(__file__).resolve().parents[2]
 CLIP = REPO / "datasets" / "footage" / "mattel-2p-tnt-endgame"
@@ -368,6 +370,25 @@ def test_identify_tracks_cuts_at_the_finders_corners_when_the_refiner_bends_the_
     identify_tracks(tracker, identifier, image, 1, PipelineConfig(), refresh=_all_requests(tracker),
                     refiner=Pulls(), to_table=to_table)
     assert not np.allclose(identifier.corners[0][0], card)
+
+
+def test_a_zone_whose_cards_are_all_new_tracks_is_renewed() -> None:
+    def card(track: int, zone: str) -> ZonedCard:
+        return ZonedCard(track_id=track, zone=zone, first_frame=0, rotated_180=False,
+                         candidates=(Candidate(face="landscape.taiga", score=0.9),))
+
+    contents = ZoneContents(zones={"display-1": (card(7, "display-1"),), "display-2": (card(3, "display-2"),),
+                                   "mobs": (card(9, "mobs"), card(4, "mobs")), "display-3": ()}, outside=())
+    last = {"display-1": ((2, "landscape.taiga"),), "display-2": ((3, "landscape.taiga"),),
+            "mobs": ((4, "mob.zombie"), (5, "mob.witch")), "display-3": ((6, "landscape.woods"),)}
+    readable = frozenset({"display-1", "display-2", "display-3", "mobs", "discard"})
+    # display-1: another card, looking the same; display-2: the same track; mobs: one card
+    # stayed; display-3: emptied; discard: never read before.
+    assert renewed_zones(contents, readable, last) == {"display-1"}
+    assert renewed_zones(contents, frozenset({"display-2"}), last) == frozenset()
+    snapshot = build_snapshot(contents, readable, 5, 0.2, last_read=last)
+    assert snapshot.renewed == {"display-1"}
+    assert build_snapshot(contents, readable, 5, 0.2).renewed is None
 
 
 def _all_requests(tracker: CardTracker) -> tuple[IdentifyRequest, ...]:
