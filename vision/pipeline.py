@@ -71,6 +71,9 @@ RETRY_UNNAMED_SECONDS = 0.5  # how long a card the identifier could not name wai
 # 3; Explorers with the real scans (seeds 31–33) 0.88 instead of 0.73 but no more moves (12 of
 # 36 either way after 4259e0a, measured by adding the game here), so it keeps the defaults.
 FAN_GAMES = frozenset({"minecraft-card-game"})
+# Games whose refined crop outlines are checked against the card's shape on the table
+# (`PipelineConfig.refine_tolerance`); measured on each game's footage, see there.
+SHAPE_CHECKED_GAMES = frozenset({"minecraft-explorers"})
 STAGES = ("camera", "find", "track", "settle", "identify", "zones", "snapshot", "interpret")
 
 
@@ -163,14 +166,17 @@ class PipelineConfig:
       and keeping the better answer was tried and read fewer Mattel moves.
     - `refine_tolerance`: a refined outline whose sides, measured on the table, differ from
       the card's by this fraction more than the finder's own outline's do is not used: the
-      finder's corners are cut instead. The refiner can pull a corner onto a dark icon by
-      the card's edge (an Explorers item turned 180 degrees, 40 px wide, read as another item
-      at the refined corners and right at the finder's). With 0.1 the Explorers clips with
-      the scans read 25 of 36 moves instead of 21 (seeds 31–33) and 21 instead of 15
-      (41–43), the Mattel clips as many, the Angry Birds development clips 2 of 300 fewer;
-      lower falls back more often on the finder's corners, which are off by about 8 % of the
-      card's width (`models/finder.md`): falling back whenever the refined outline is off the
-      card's size read fewer Mattel moves (`models/corners.md`).
+      finder's corners are cut instead (None: the refined corners are always used). The
+      refiner can pull a corner onto a dark icon by the card's edge (an Explorers item turned
+      180 degrees, 40 px wide, read as another item at the refined corners and right at the
+      finder's). `for_game` sets 0.1 for the games in `SHAPE_CHECKED_GAMES`: the Explorers
+      clips with the scans read 25 of 36 moves instead of 21 (seeds 31–33) and 21 instead of
+      15 (41–43). Elsewhere it is off: the Mattel clips read as many moves with it but the
+      2-player clip's tracked identity fell from 0.869 to 0.837, and the Angry Birds
+      development clips read 203 of 300 moves instead of 205. Lower falls back more often
+      on the finder's corners, which are off by about 8 % of the card's width
+      (`models/finder.md`); falling back whenever the refined outline is off the card's size
+      read fewer Mattel moves (`models/corners.md`).
     - `max_identify_per_frame`: identifier calls per frame at most (new and turned-over cards
       first, moved ones after). Lower bounds the frame time when many cards move at once; the
       rest wait a frame or two.
@@ -208,7 +214,7 @@ class PipelineConfig:
     finder: FinderConfig = field(default_factory=lambda: _finder_config(Peaks.LOCAL))
     refine_crops: bool = True
     refine_covered: bool = True
-    refine_tolerance: float = 0.1
+    refine_tolerance: float | None = None
     max_identify_per_frame: int = 12
     recheck_pending_frames: int = 5
     evidence_candidates: int = 3
@@ -230,8 +236,8 @@ class PipelineConfig:
                 raise PipelineError(f"PipelineConfig.{name}: must be at least 1")
         if not self.reach_seconds >= 0:
             raise PipelineError("PipelineConfig.reach_seconds: must be 0 or more")
-        if not self.refine_tolerance > 0:
-            raise PipelineError("PipelineConfig.refine_tolerance: must be more than 0")
+        if self.refine_tolerance is not None and not self.refine_tolerance > 0:
+            raise PipelineError("PipelineConfig.refine_tolerance: must be more than 0, or None")
         if not self.unnamed_notice_seconds > 0:
             raise PipelineError("PipelineConfig.unnamed_notice_seconds: must be more than 0")
 
@@ -244,6 +250,8 @@ class PipelineConfig:
         if game in FAN_GAMES:
             changes.setdefault("finder", _finder_config(Peaks.ADJACENT))
             changes.setdefault("refine_covered", False)
+        if game in SHAPE_CHECKED_GAMES:
+            changes.setdefault("refine_tolerance", 0.1)
         if fps is not None and "settle" not in changes:
             if not fps > 0:
                 raise PipelineError(f"PipelineConfig.for_game: fps must be more than 0, got {fps}")
@@ -362,13 +370,14 @@ def card_shape_error(quad: np.ndarray, to_table: TableMap, card_mm: tuple[float,
 
 
 def keep_plausible(coarse: np.ndarray, refined: np.ndarray, to_table: TableMap | None,
-                   card_mm: tuple[float, float] | None, tolerance: float) -> np.ndarray:
+                   card_mm: tuple[float, float] | None, tolerance: float | None) -> np.ndarray:
     """Per quad, the refined corners unless they make a card outline worse than the coarse
     ones by more than `tolerance` (`card_shape_error`, a fraction of the card's sides): a
     corner the refiner pulled onto a dark icon near the card's edge, or onto a neighbour's
-    edge. Without the table geometry or the card's size every refined quad is kept."""
+    edge. Without the table geometry, the card's size or a tolerance every refined quad is
+    kept."""
     out = np.asarray(refined, np.float32).copy()
-    if to_table is None or card_mm is None:
+    if to_table is None or card_mm is None or tolerance is None:
         return out
     for i, (c, r) in enumerate(zip(coarse, refined, strict=True)):
         if card_shape_error(r, to_table, card_mm) > card_shape_error(c, to_table, card_mm) + tolerance:

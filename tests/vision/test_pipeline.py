@@ -336,6 +336,7 @@ def test_a_refined_outline_less_like_the_card_than_the_finders_is_not_cut() -> N
     # Without the table geometry or the card's size nothing can be judged: the refiner is trusted.
     np.testing.assert_allclose(keep_plausible(coarse[None], pulled[None], None, (59.0, 91.0), 0.1)[0], pulled)
     np.testing.assert_allclose(keep_plausible(coarse[None], pulled[None], to_table, None, 0.1)[0], pulled)
+    np.testing.assert_allclose(keep_plausible(coarse[None], pulled[None], to_table, (59.0, 91.0), None)[0], pulled)
 
 
 def test_identify_tracks_cuts_at_the_finders_corners_when_the_refiner_bends_the_outline() -> None:
@@ -362,14 +363,17 @@ def test_identify_tracks_cuts_at_the_finders_corners_when_the_refiner_bends_the_
     tracker = CardTracker(TrackerConfig(frames_to_confirm=1))
     tracker.update(Detections(corners=card[None], scores=np.full(1, 0.9, np.float32)), image=image, frame_index=0)
     identifier = Records()
-    identify_tracks(tracker, identifier, image, 0, PipelineConfig(), refiner=Pulls(), to_table=to_table,
-                    card_mm=(59.0, 91.0))
+    assert PipelineConfig.for_game("minecraft-explorers").refine_tolerance == 0.1
+    assert PipelineConfig.for_game("minecraft-card-game").refine_tolerance is None
+    identify_tracks(tracker, identifier, image, 0, PipelineConfig(refine_tolerance=0.1), refiner=Pulls(),
+                    to_table=to_table, card_mm=(59.0, 91.0))
     np.testing.assert_allclose(identifier.corners[0][0], card)
     tracker.update(Detections(corners=card[None], scores=np.full(1, 0.9, np.float32)), image=image, frame_index=1)
-    identifier.corners.clear()  # without the card's size the refined corners are cut
-    identify_tracks(tracker, identifier, image, 1, PipelineConfig(), refresh=_all_requests(tracker),
-                    refiner=Pulls(), to_table=to_table)
-    assert not np.allclose(identifier.corners[0][0], card)
+    for config, size in ((PipelineConfig(refine_tolerance=0.1), None), (PipelineConfig(), (59.0, 91.0))):
+        identifier.corners.clear()  # without the card's size, or the check off, the refined corners are cut
+        identify_tracks(tracker, identifier, image, 1, config, refresh=_all_requests(tracker),
+                        refiner=Pulls(), to_table=to_table, card_mm=size)
+        assert not np.allclose(identifier.corners[0][0], card)
 
 
 def test_a_zone_whose_cards_are_all_new_tracks_is_renewed() -> None:
