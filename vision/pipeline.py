@@ -479,16 +479,19 @@ def identify_tracks(
             "return one candidate list per crop"
         )
     results: list[Sequence[FaceCandidate]] = [() for _ in requests]
-    for i, answer in zip(owner, answers, strict=True):
-        results[i] = better_answer(results[i], answer)
+    wide: list[bool | None] = [None for _ in requests]  # how the crop of the kept answer was cut
+    for i, answer, crop in zip(owner, answers, crops, strict=True):
+        kept = better_answer(results[i], answer)
+        if kept is not results[i]:
+            results[i], wide[i] = kept, crop.shape[1] > crop.shape[0]
     done = 0
-    for request, candidates in zip(requests, results, strict=True):
+    for request, candidates, cut_wide in zip(requests, results, wide, strict=True):
         if not candidates:
             tracker.unnamed(request.track_id)
             continue
         scores, rotated = merge_candidates(candidates)
         for _ in range(config.settle_rereads if request.track_id in fresh else 1):
-            tracker.identified(request.track_id, scores, rotated_180=rotated)
+            tracker.identified(request.track_id, scores, rotated_180=rotated, cut_wide=cut_wide)
         done += 1
     return done
 
@@ -1017,7 +1020,7 @@ class TruthOracleIdentifier:
             return [() for _ in crops]
         centres = np.array([np.mean(c.corners, axis=0) for c in truth.cards])
         out: list[tuple[FaceCandidate, ...]] = []
-        for quad in np.asarray(corners, np.float64).reshape(-1, 4, 2):
+        for crop, quad in zip(crops, np.asarray(corners, np.float64).reshape(-1, 4, 2), strict=True):
             d = np.linalg.norm(centres - quad.mean(axis=0), axis=1)
             # Prefer the card on top (most visible) among those under the crop's centre.
             near = np.flatnonzero(d <= max(2.0, float(d.min()) + 2.0))
@@ -1026,7 +1029,8 @@ class TruthOracleIdentifier:
                 out.append(())
                 continue
             face = truth.cards[best].face
-            turned = crop_turned(quad, np.asarray(truth.cards[best].corners, np.float64))
+            turned = crop_turned(quad, np.asarray(truth.cards[best].corners, np.float64),
+                                 crop_wide=crop.shape[1] > crop.shape[0])
             found = [FaceCandidate(face=face, rotated_180=turned, score=self.score)]
             if self.runner_up is not None and self.runner_up != face:
                 found.append(FaceCandidate(face=self.runner_up, rotated_180=turned, score=self.runner_up_score))
@@ -1060,13 +1064,15 @@ class TruthOracleTokenCounter:
         return MappingProxyType({z: int(checkpoint.counts[z]) for z in wanted if z in checkpoint.counts})
 
 
-def crop_turned(crop: np.ndarray, card: np.ndarray) -> bool:
+def crop_turned(crop: np.ndarray, card: np.ndarray, *, crop_wide: bool | None = None) -> bool:
     """Whether a card whose own corners (TL, TR, BR, BL) are `card` reads upside down in the
     crop cut from the corners `crop` (4, 2), as the identifier reads it: a landscape crop or
-    face is turned a quarter clockwise to portrait first (`vision.preprocess`)."""
+    face is turned a quarter clockwise to portrait first (`vision.preprocess`). Whether the
+    crop was cut landscape is `crop_wide` (None: its longer edge in the image)."""
     q = np.asarray(crop, np.float64).reshape(4, 2)
     c = np.asarray(card, np.float64).reshape(4, 2)
-    crop_wide = np.linalg.norm(q[1] - q[0]) > np.linalg.norm(q[2] - q[1])
+    if crop_wide is None:
+        crop_wide = bool(np.linalg.norm(q[1] - q[0]) > np.linalg.norm(q[2] - q[1]))
     face_wide = np.linalg.norm(c[1] - c[0]) > np.linalg.norm(c[2] - c[1])
     if crop_wide == face_wide:
         up = q[0] + q[1] - q[2] - q[3]

@@ -139,6 +139,10 @@ class Track:
     candidates: tuple[Candidate, ...]  # identity evidence, best first
     rotated_180: bool  # as last identified
     peak_score: float = 1.0  # the finder's highest confidence in this card over its life
+    # How the crop that last named it was cut: its first edge the long one (a landscape crop,
+    # which the identifier turns a quarter); None: not recorded. `rotated_180` is read
+    # against that crop.
+    cut_wide: bool | None = None
 
     @property
     def face(self) -> str | None:
@@ -268,6 +272,7 @@ class _TrackState:
         "center",
         "confirmed",
         "corners",
+        "cut_wide",
         "detection_index",
         "evidence",
         "first_frame",
@@ -305,6 +310,7 @@ class _TrackState:
         self.evidence: dict[str, float] = {}
         self.ranked: tuple[Candidate, ...] = ()
         self.rotated_180 = False
+        self.cut_wide: bool | None = None
         self.ref_center: np.ndarray | None = None
         self.ref_angle = 0.0
         self.ref_signature: np.ndarray | None = None
@@ -531,8 +537,10 @@ class CardTracker:
         candidates: Sequence[Candidate] | Mapping[str, float],
         *,
         rotated_180: bool = False,
+        cut_wide: bool | None = None,
     ) -> None:
-        """Record the identifier's candidates for a track seen in the latest frame.
+        """Record the identifier's candidates for a track seen in the latest frame, whether
+        it read the card upside down in its crop, and how the crop was cut (`Track.cut_wide`).
 
         Evidence is an exponential average per face (`evidence_rate`); when the card's look
         changed since the previous identification (a flip or a swap) the old evidence is
@@ -555,6 +563,7 @@ class CardTracker:
         ranked = sorted(s.evidence.items(), key=lambda kv: (-kv[1], kv[0]))
         s.ranked = tuple(Candidate(face=f, score=min(1.0, v)) for f, v in ranked if v > 0)
         s.rotated_180 = rotated_180
+        s.cut_wide = cut_wide
         s.unnamed_at = None
         s.ref_center = s.center.copy()
         s.ref_angle = s.angle
@@ -632,4 +641,5 @@ def _view(s: _TrackState) -> Track:
         candidates=s.ranked,
         rotated_180=s.rotated_180,
         peak_score=s.peak,
+        cut_wide=s.cut_wide,
     )

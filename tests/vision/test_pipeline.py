@@ -42,6 +42,7 @@ from vision.pipeline import (
     card_shape_error,
     crop_card,
     crop_shapes,
+    crop_turned,
     hand_dwell,
     identify_requests,
     identify_tracks,
@@ -57,7 +58,15 @@ from vision.settle import SettleState
 from vision.synth.truth import Truth, load_truth
 from vision.timing import StageTimer
 from vision.tracker import CardTracker, IdentifyReason, IdentifyRequest, Track, TrackerConfig
-from vision.zoning import ZoneContents, ZonedCard, ZoningConfig, ZoningError, assign_cards, zone_ids
+from vision.zoning import (
+    ZoneContents,
+    ZonedCard,
+    ZoningConfig,
+    ZoningError,
+    assign_cards,
+    turned_round,
+    zone_ids,
+)
 
 REPO = Path(__file__).resolve().parents[2]
 CLIP = REPO / "datasets" / "footage" / "mattel-2p-tnt-endgame"
@@ -393,6 +402,50 @@ def test_a_zone_whose_cards_are_all_new_tracks_is_renewed() -> None:
     snapshot = build_snapshot(contents, readable, 5, 0.2, last_read=last)
     assert snapshot.renewed == {"display-1"}
     assert build_snapshot(contents, readable, 5, 0.2).renewed is None
+
+
+def test_a_far_card_foreshortened_to_look_wide_is_turned_round_by_how_its_crop_was_cut() -> None:
+    # A portrait card of the player across the table (facing 180 degrees), seen so steeply
+    # that it looks wider than tall; its crop was cut portrait along its first edge (from the
+    # image's left to right, -10 degrees on the table). Read upside down in that crop it lies
+    # as its owner laid it; read upright, it was turned round (a damaged tool).
+    quad = np.array([[60, 80], [100, 80], [100, 100], [60, 100]], np.float64)  # 40 x 20 px
+
+    def far(rotated: bool, cut_wide: bool | None) -> Track:
+        return replace(track(1, (0.0, 0.0), 0), corners=quad, angle_deg=-10.0, rotated_180=rotated,
+                       cut_wide=cut_wide)
+
+    assert not turned_round(far(True, False), 180.0)
+    assert turned_round(far(False, False), 180.0)
+    # Without the cut recorded the image decides, takes the card for a landscape one and is
+    # a quarter off.
+    assert not turned_round(far(False, None), 180.0)
+
+
+def test_identify_tracks_records_how_the_kept_crop_was_cut() -> None:
+    class ReadsPortraitOnly:
+        def identify(self, crops: Sequence[np.ndarray], *, corners: np.ndarray,
+                     frame_index: int) -> list[tuple[FaceCandidate, ...]]:
+            return [(FaceCandidate(face="wood-1", rotated_180=True, score=0.9),) if c.shape[0] > c.shape[1] else ()
+                    for c in crops]
+
+    image = np.full((300, 300, 3), 90, np.uint8)
+    square = np.array([[100, 100], [160, 100], [160, 160], [100, 160]], np.float32)  # cut both ways
+    tracker = CardTracker(TrackerConfig(frames_to_confirm=1))
+    tracker.update(Detections(corners=square[None], scores=np.full(1, 0.9, np.float32)), image=image, frame_index=0)
+    identify_tracks(tracker, ReadsPortraitOnly(), image, 0, PipelineConfig())
+    (t,) = tracker.tracks
+    assert t.cut_wide is False and t.rotated_180
+
+
+def test_the_truth_stand_in_reads_the_turn_against_the_crop_it_is_given() -> None:
+    card = np.array([[0, 0], [30, 0], [30, 40], [0, 40]], np.float64)  # portrait: TL, TR, BR, BL
+    assert not crop_turned(card, card, crop_wide=False)
+    assert crop_turned(np.roll(card, 2, axis=0), card, crop_wide=False)
+    # Cut landscape from the bottom-left corner: turned a quarter clockwise, its top is the
+    # card's bottom; from the top-right corner, its top is the card's top.
+    assert crop_turned(np.roll(card, 1, axis=0), card, crop_wide=True)
+    assert not crop_turned(np.roll(card, -1, axis=0), card, crop_wide=True)
 
 
 def _all_requests(tracker: CardTracker) -> tuple[IdentifyRequest, ...]:
