@@ -358,30 +358,32 @@ def overlapped(tracker: CardTracker, requests: Sequence[IdentifyRequest], corner
     return np.asarray(((iou > 0.02) & others).any(axis=1))
 
 
-def card_shape_error(quad: np.ndarray, to_table: TableMap, card_mm: tuple[float, float]) -> float:
-    """How far a quad in frame pixels is from the outline of a card of `card_mm` lying on the
-    table: each side measured in table millimetres against the card's side it stands for
-    (short, long, short, long in either order), the largest relative difference."""
-    flat = np.asarray(to_table(np.asarray(quad, np.float64).reshape(4, 2)), np.float64).reshape(4, 2)
-    sides = np.linalg.norm(flat - np.roll(flat, -1, axis=0), axis=1)
+def card_shape_errors(quads: np.ndarray, to_table: TableMap, card_mm: tuple[float, float]) -> np.ndarray:
+    """(n,) how far each quad (n, 4, 2) in frame pixels is from the outline of a card of
+    `card_mm` lying on the table: each side measured in table millimetres against the card's
+    side it stands for (short, long, short, long in either order), the largest relative
+    difference."""
+    q = np.asarray(quads, np.float64).reshape(-1, 4, 2)
+    flat = np.asarray(to_table(q.reshape(-1, 2)), np.float64).reshape(-1, 4, 2)
+    sides = np.linalg.norm(np.roll(flat, -1, axis=1) - flat, axis=2)  # (n, 4)
     short, long_ = sorted(float(x) for x in card_mm)
-    ways = (np.array([short, long_, short, long_]), np.array([long_, short, long_, short]))
-    return float(min(np.max(np.abs(sides - w) / w) for w in ways))
+    ways = np.array([[short, long_, short, long_], [long_, short, long_, short]])  # (2, 4)
+    off = np.abs(sides[:, None, :] - ways[None]) / ways[None]  # (n, 2, 4)
+    return np.asarray(off.max(axis=2).min(axis=1))
 
 
 def keep_plausible(coarse: np.ndarray, refined: np.ndarray, to_table: TableMap | None,
                    card_mm: tuple[float, float] | None, tolerance: float | None) -> np.ndarray:
     """Per quad, the refined corners unless they make a card outline worse than the coarse
-    ones by more than `tolerance` (`card_shape_error`, a fraction of the card's sides): a
+    ones by more than `tolerance` (`card_shape_errors`, a fraction of the card's sides): a
     corner the refiner pulled onto a dark icon near the card's edge, or onto a neighbour's
     edge. Without the table geometry, the card's size or a tolerance every refined quad is
     kept."""
     out = np.asarray(refined, np.float32).copy()
-    if to_table is None or card_mm is None or tolerance is None:
+    if to_table is None or card_mm is None or tolerance is None or not len(out):
         return out
-    for i, (c, r) in enumerate(zip(coarse, refined, strict=True)):
-        if card_shape_error(r, to_table, card_mm) > card_shape_error(c, to_table, card_mm) + tolerance:
-            out[i] = c
+    worse = card_shape_errors(refined, to_table, card_mm) > card_shape_errors(coarse, to_table, card_mm) + tolerance
+    out[worse] = np.asarray(coarse, np.float32)[worse]
     return out
 
 

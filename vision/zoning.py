@@ -184,14 +184,11 @@ def turned_round(track: Track, facing_deg: float) -> bool:
     runs along the crop's first edge (`angle_deg`) when that edge is the short one, along the
     last edge reversed for a landscape crop (read turned a quarter clockwise), and the other
     way when the identifier read the crop upside down. Which edge the crop took as the short
-    one is how it was cut (`Track.cut_wide`); for a track that does not say, the longer edge
-    in the image (which a steep view of a far card can get wrong)."""
-    if track.cut_wide is not None:
-        wide = track.cut_wide
-    else:
-        q = np.asarray(track.corners, np.float64).reshape(4, 2)
-        wide = float(np.linalg.norm(q[1] - q[0])) > float(np.linalg.norm(q[2] - q[1]))
-    theta = track.angle_deg - (90.0 if wide else 0.0) + (180.0 if track.rotated_180 else 0.0)
+    one is how it was cut (`Track.cut_wide`), not the longer edge in the image, which a steep
+    view of a far card gets wrong. A card no crop has named yet has no turn read (False)."""
+    if track.cut_wide is None:
+        return False
+    theta = track.angle_deg - (90.0 if track.cut_wide else 0.0) + (180.0 if track.rotated_180 else 0.0)
     rel = (theta - facing_deg + 180.0) % 360.0 - 180.0
     return abs(rel) > 90.0
 

@@ -39,7 +39,7 @@ from vision.pipeline import (
     TruthOracleFinder,
     TruthOracleIdentifier,
     build_snapshot,
-    card_shape_error,
+    card_shape_errors,
     crop_card,
     crop_shapes,
     crop_turned,
@@ -333,8 +333,9 @@ def test_a_refined_outline_less_like_the_card_than_the_finders_is_not_cut() -> N
         return np.asarray(points, np.float64) / 2.0
 
     card = np.array([[100, 100], [218, 100], [218, 282], [100, 282]], np.float32)
-    assert card_shape_error(card, to_table, (59.0, 91.0)) == pytest.approx(0.0, abs=1e-6)
-    assert card_shape_error(np.roll(card, 1, axis=0), to_table, (91.0, 59.0)) == pytest.approx(0.0, abs=1e-6)
+    square = np.array([[100, 100], [218, 100], [218, 218], [100, 218]], np.float32)  # 59 x 59 mm
+    np.testing.assert_allclose(card_shape_errors(np.stack([card, np.roll(card, 1, axis=0), square]), to_table,
+                                                 (91.0, 59.0)), [0.0, 0.0, 32 / 91], atol=1e-6)
     coarse = card + np.array([[4, -3], [-2, 5], [3, 3], [-4, 2]], np.float32)  # the finder: a few px off
     better = card + 0.5  # the refiner on the pixel
     pulled = card.copy()
@@ -417,8 +418,8 @@ def test_a_far_card_foreshortened_to_look_wide_is_turned_round_by_how_its_crop_w
 
     assert not turned_round(far(True, False), 180.0)
     assert turned_round(far(False, False), 180.0)
-    # Without the cut recorded the image decides, takes the card for a landscape one and is
-    # a quarter off.
+    assert turned_round(far(True, True), 180.0) != turned_round(far(True, False), 180.0)  # a quarter off
+    # A card no crop has named yet has no turn read.
     assert not turned_round(far(False, None), 180.0)
 
 
