@@ -153,6 +153,22 @@ class ExplorersInterpreter:
         paired = [seen[j] for _, j in m.pairs]
         return [area[i] for i in m.missing], [seen[j] for j in m.extra], paired
 
+    def _discarded(self, state: ExplorersState, snapshot: TableSnapshot, player: int) -> list[str]:
+        """Cards of the player's area that the discard pile's new top may be, when the area
+        itself is not read (an arm still over it after the player paid a village): the pile
+        shows what went there. Empty when the area is read (its own difference tells) or the
+        pile's top looks as believed."""
+        if f"player-{player}" in snapshot.settled or "discard" not in snapshot.settled:
+            return []
+        seen = snapshot.cards("discard")
+        if not seen:
+            return []
+        top = seen[0]
+        if state.discard and top.best.face == self.card_face(state.discard[0]):
+            return []
+        faces = {c.face for c in top.candidates[:CHOICES]}
+        return [c for c in dict.fromkeys(state.areas[player - 1]) if self.card_face(c) in faces]
+
     def _tool_evidence(
         self, state: ExplorersState, snapshot: TableSnapshot, player: int
     ) -> list[str]:
@@ -272,7 +288,7 @@ class ExplorersInterpreter:
                 if villages:
                     needs = {str(self.rules.attr(v, "trade")["pay"]) for v in villages}
                     pays = [
-                        c for c in lost
+                        c for c in dict.fromkeys([*lost, *self._discarded(state, snapshot, p)])
                         if any(self.rules.matches_need(c, need) for need in needs)
                         or self.rules.category(c) == "emerald"
                     ] or [None]

@@ -325,3 +325,22 @@ def test_a_slot_refilled_with_the_same_front_is_not_read_as_kept_when_its_card_w
     assert [plain(m) for m in result.moves] == [
         plain(Refresh(player=1, keep=("display-2", "display-3", "display-4", "display-5")))
     ]
+
+
+def test_a_village_paid_under_a_resting_arm_is_read_from_the_discard_pile() -> None:
+    """The player pays the village and leaves an arm over their own area, so the area is not
+    read: the payment is what the discard pile's new top shows, among the area's cards. The
+    belief knows the slot's front only (a librarian village), as after a refresh."""
+    before = base(**{"display-3": ["village-librarian"]})
+    move = Trade(player=1, landscape="display-3", pay="taiga.wood")
+    after = GAME.apply(base(), move).state
+    seen = render(after, frame=10)
+    hidden = render(after, frame=10, settled=seen.settled - {"player-1"})
+    result = Interpreter(GAME).observe(before, hidden)
+    assert not result.pending and not result.desync, result
+    assert [plain(m) for m in result.moves] == [plain(move)]
+    # The pile's top as before: nothing on it tells a payment.
+    unchanged = TableSnapshot(frame=10, time=hidden.time, zones={**hidden.zones, "discard": render(before).cards("discard")},
+                              counts=hidden.counts, settled=hidden.settled)
+    assert LOOK._discarded(before, unchanged, 1) == []
+    assert LOOK._discarded(before, hidden, 1) == ["taiga.wood"]
