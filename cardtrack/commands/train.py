@@ -201,6 +201,9 @@ def train_corners_command(args: argparse.Namespace) -> int:
     if args.shards:
         ct.render_shards(data, seed=args.data_seed, shards=range(args.shards), finder_model=finder,
                          progress=not args.quiet)
+    if args.bleed_shards:
+        ct.render_shards(data, seed=args.data_seed, shards=range(args.bleed_shards), finder_model=finder,
+                         progress=not args.quiet, full_bleed=True)
     for clip in args.clips:
         ct.footage_shard(data, Path(clip), finder_model=finder)
     config = ct.CornerTrainConfig(steps=args.steps, batch=args.batch, threads=args.threads,
@@ -323,6 +326,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     cor.add_argument("--seed", type=int, default=0, help="training seed")
     cor.add_argument("--data-seed", type=int, default=3, help="seed of the rendered training stills")
     cor.add_argument("--shards", type=int, default=48, help="still shards of 40 scenes to render first (0: use what is there)")
+    cor.add_argument("--bleed-shards", type=int, default=0,
+                     help="more still shards of 40 scenes whose random designs print their pictures to the "
+                     "card's edge inside a thin, mostly black border, as many printed decks do")
     cor.add_argument("--clip", dest="clips", action="append", default=[],
                      help="a rendered clip folder (clip.mp4 + truth) to cut patches from; repeatable")
     cor.add_argument("--finder", default=None, help="the finder whose mistakes the data shows (default: the shipped one)")

@@ -29,6 +29,25 @@ def test_designs_are_reproducible_varied_and_card_sized() -> None:
     assert means.std(axis=0).min() > 10, "colours vary from design to design"
 
 
+def test_full_bleed_designs_print_dark_art_to_a_thin_border_and_leave_the_printed_ones_alone() -> None:
+    printed = random_design(3, 5)
+    bleed = [random_design(3, i, full_bleed=True) for i in range(24)]
+    assert np.array_equal(random_design(3, 5).image, printed.image), "the printed style is unchanged"
+    assert np.array_equal(random_design(3, 5, full_bleed=True).image, bleed[5].image)
+    assert all(d.face_id.endswith("-bleed") for d in bleed)
+    edges, insides = [], []
+    for d in bleed:
+        img = d.image.astype(np.float32)
+        h, w = img.shape[:2]
+        assert abs(w / h - d.size_mm[0] / d.size_mm[1]) < 0.02
+        edges.append(img[1, w // 2].mean())
+        inside = img[h // 8: -h // 8, w // 8: -w // 8]
+        insides.append(inside.mean())
+        assert inside.std() > 12, "a picture, not a flat field"
+    assert sum(e < 60 for e in edges) >= len(bleed) // 2, "most borders are black"
+    assert np.median(insides) < 120, "most such art is dark"
+
+
 @pytest.mark.parametrize("kind", [k for k in SurfaceKind])
 def test_surfaces_are_cached_textures(kind: SurfaceKind) -> None:
     tex = surface_texture(kind, 5, (160, 120), 1.0)

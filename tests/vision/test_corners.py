@@ -147,3 +147,16 @@ def test_training_smoke(tmp_path: Path) -> None:
     assert (tmp_path / "work" / "checkpoint.pt").is_file()
     quads = np.array([[[10.0, 10.0], [73.0, 10.0], [73.0, 98.0], [10.0, 98.0]]])
     assert CornerRefiner(out).refine(np.zeros((200, 200, 3), np.uint8), quads).shape == (1, 4, 2)
+
+
+def test_full_bleed_shards_are_other_stills_kept_beside_the_printed_ones(tmp_path: Path) -> None:
+    from vision.train.corners import load_cards, load_shard, render_shard
+
+    printed = render_shard(tmp_path, seed=5, shard=0, finder_model=FINDER_MODEL, count=1, designs=8)
+    bleed = render_shard(tmp_path, seed=5, shard=0, finder_model=FINDER_MODEL, count=1, designs=8,
+                         full_bleed=True)
+    assert (printed.name, bleed.name) == ("shard-00000.pkl", "bleed-00000.pkl")
+    a, b = load_shard(printed), load_shard(bleed)
+    assert a and b
+    assert len(load_cards(tmp_path)) == len(a) + len(b)
+    assert not np.array_equal(a[0].truth, b[0].truth), "another scene, not the printed one re-dressed"

@@ -5,6 +5,12 @@ border frame, a title bar of text or text-like glyph blocks, a picture made of r
 and shapes, corner indices, and a body of text lines; some designs are card backs (a
 symmetric repeated pattern with an emblem). Sizes vary among the common formats 59×91,
 63×88 and 57×89 mm, in portrait or landscape.
+
+A second style, *full bleed* (`random_design(..., full_bleed=True)`), prints the picture to
+the card's edge inside a thin border, most often black, with a few solid labels over it, as
+many commercial decks do: a card whose edge is a dark line on a dark picture, which the pale
+printed style rarely shows. It draws from its own random stream, so the printed designs of a
+family stay what they were.
 """
 
 from __future__ import annotations
@@ -224,8 +230,50 @@ def _back(rng: np.random.Generator, h: int, w: int) -> Array:
     return img
 
 
-def random_design(seed: int, index: int, *, back: bool | None = None) -> CardDesign:
-    """Design number `index` of the family `seed` (same arguments, same pixels)."""
+def _full_bleed(rng: np.random.Generator, h: int, w: int) -> Array:
+    """A picture to the edge (photo-like noise under blobs and shapes, mostly dark), one to
+    three solid labels with text, and a thin border (black two times in three)."""
+    c0 = hsv_color(rng, s=(0.1, 1.0), v=(0.02, 0.45))
+    c1 = hsv_color(rng, s=(0.0, 1.0), v=(0.2, 0.95))
+    t = normalise(fbm(rng, (h, w), cell=rng.uniform(15, 90), octaves=4))
+    img = colorize(t, c0, c1)
+    ph, pw = int(h * rng.uniform(0.4, 0.8)), int(w * rng.uniform(0.5, 0.9))
+    y0, x0 = int(rng.uniform(0.1, 0.9) * (h - ph)), int(rng.uniform(0.1, 0.9) * (w - pw))
+    soft = np.zeros((h, w), np.float32)
+    cv2.ellipse(soft, (x0 + pw // 2, y0 + ph // 2), (pw // 2, ph // 2), 0, 0, 360, 1.0, -1)
+    soft = cv2.GaussianBlur(soft, (0, 0), 0.08 * min(h, w))[..., None]
+    picture = np.zeros_like(img)
+    picture[y0:y0 + ph, x0:x0 + pw] = _blob_picture(rng, ph, pw)
+    img = img * (1 - soft) + picture * soft
+    img = img * rng.uniform(0.5, 1.0)  # most such art is dark
+    s = min(h, w)
+    for _ in range(int(rng.integers(1, 4))):  # labels: a cost, a name, a bonus
+        lw, lh = int(rng.uniform(0.25, 0.6) * w), int(rng.uniform(0.06, 0.12) * h)
+        lx = int(rng.uniform(0.05, 0.95) * (w - lw))
+        ly = int(rng.uniform(0.04, 0.15) * h) if rng.random() < 0.5 else h - lh - int(rng.uniform(0.04, 0.15) * h)
+        col = hsv_color(rng, s=(0.5, 1.0), v=(0.6, 1.0))
+        slant = int(rng.uniform(0.0, 0.5) * lh)
+        pts = np.array([[lx, ly], [lx + lw, ly], [lx + lw - slant, ly + lh], [lx, ly + lh]], np.int32)
+        cv2.fillPoly(img, [pts], col.tolist(), cv2.LINE_AA)
+        _glyph_line(rng, img, lx + lh // 3, ly + lh // 5, lx + lw - lh // 2, int(lh * 0.6), _contrast(col).tolist())
+    m = max(2, int(rng.uniform(0.02, 0.06) * s))
+    if rng.random() < 2 / 3:
+        frame = np.array([20, 20, 20], np.float32) * rng.uniform(0.3, 1.5)
+    else:
+        frame = hsv_color(rng, s=(0.0, 1.0), v=(0.0, 1.0))
+    cv2.rectangle(img, (0, 0), (w - 1, h - 1), frame.tolist(), 2 * m)
+    return img
+
+
+def random_design(seed: int, index: int, *, back: bool | None = None, full_bleed: bool = False) -> CardDesign:
+    """Design number `index` of the family `seed` (same arguments, same pixels); with
+    `full_bleed`, the front of that number in the full-bleed style (see the module notes)."""
+    if full_bleed:
+        rng = np.random.default_rng([seed, index, 0xB1EED])
+        size = random_card_size(rng)
+        w, h = round(size[0] * DESIGN_PX_PER_MM), round(size[1] * DESIGN_PX_PER_MM)
+        img = _full_bleed(rng, h, w) * (1.0 + 0.03 * value_noise(rng, (h, w), cell=2.0))[..., None]
+        return CardDesign(face_id=f"random-{seed}-{index}-bleed", image=to_u8(img), size_mm=size)
     rng = np.random.default_rng([seed, index, 0xCA4D])
     size = random_card_size(rng)
     w = round(size[0] * DESIGN_PX_PER_MM)

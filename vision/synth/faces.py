@@ -112,11 +112,12 @@ class FaceLibrary:
     def from_pack(cls, pack: ArtPack) -> FaceLibrary:
         return cls(faces_of_pack(pack))
 
-    def add_designs(self, seed: int, count: int) -> list[str]:
-        """Add `count` random designs of family `seed`; returns their face ids."""
+    def add_designs(self, seed: int, count: int, *, full_bleed: bool = False) -> list[str]:
+        """Add `count` random designs of family `seed` (in the full-bleed style with
+        `full_bleed`); returns their face ids."""
         ids = []
         for i in range(count):
-            d = random_design(seed, i)
+            d = random_design(seed, i, full_bleed=full_bleed)
             self.add(FaceArt(face_id=d.face_id, image=d.image, size_mm=d.size_mm,
                              source="random-designs"))
             ids.append(d.face_id)

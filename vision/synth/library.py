@@ -81,10 +81,12 @@ def build_library(
     mixed: bool = False,
     seed: int = 0,
     designs: int = 120,
+    full_bleed: bool = False,
     progress: bool = False,
 ) -> tuple[FaceLibrary, Deck]:
     """Faces and deck for `game` from `art`; `mixed` adds every other game's proxy art and
-    `designs` random designs (random designs alone also back a game with no pack faces)."""
+    `designs` random designs (in the full-bleed style with `full_bleed`; random designs alone
+    also back a game with no pack faces)."""
     pack = open_pack(art, game, progress=progress)
     lib = FaceLibrary(faces_of_pack(pack))
     cards = _deck_from_catalog(game, lib, "", own=True)
@@ -103,7 +105,7 @@ def build_library(
                 continue  # a game without a catalog yet has no proxy art to mix in
             lib.extend(faces_of_pack(other_pack, prefix=f"{other}:"))
             cards += _deck_from_catalog(other, lib, f"{other}:", own=False)
-        ids = lib.add_designs(seed, designs)
+        ids = lib.add_designs(seed, designs, full_bleed=full_bleed)
         cards += _design_deck(ids, np.random.default_rng([seed, 0xDEC]))
     return lib, Deck(game=game, cards=tuple(cards))
 

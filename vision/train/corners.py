@@ -103,26 +103,29 @@ def cut_patches(image: np.ndarray, quads: np.ndarray, visible: np.ndarray,
 
 
 def render_shard(out_dir: Path, *, seed: int, shard: int, finder_model: Path,
-                 count: int = SHARD_SIZE, designs: int = 200) -> Path:
+                 count: int = SHARD_SIZE, designs: int = 200, full_bleed: bool = False) -> Path:
     """Render stills `shard*count …` of data seed `seed` at 1280×720, run the finder on each and
-    keep every card's patch in `out_dir/shard-XXXXX.pkl`."""
+    keep every card's patch in `out_dir/shard-XXXXX.pkl`; with `full_bleed` the shard's random
+    designs print their pictures to the edge (`vision.synth.designs`), its stills are others
+    and it is kept in `out_dir/bleed-XXXXX.pkl`."""
     from vision.finder import Finder, FinderConfig, Refine
     from vision.synth.library import build_library
     from vision.synth.render import SceneRenderer
     from vision.synth.stills import StillsConfig, random_still
 
-    path = out_dir / f"shard-{shard:05d}.pkl"
+    path = out_dir / f"{'bleed' if full_bleed else 'shard'}-{shard:05d}.pkl"
     if path.is_file():
         return path
     game = GAMES[shard % len(GAMES)]
-    lib, deck = build_library(game, "proxy", mixed=True, seed=seed * 1000 + shard, designs=designs)
+    lib, deck = build_library(game, "proxy", mixed=True, seed=seed * 1000 + shard, designs=designs,
+                              full_bleed=full_bleed)
     config = StillsConfig(count=count, seed=seed, size=RENDER_SIZE)
     renderer = SceneRenderer(lib, noise_seed=seed * 1000 + shard)
     finder = Finder(finder_model, threads=1, config=FinderConfig(refine=Refine.NONE), corner_model=None)
     patches: list[CardPatch] = []
     for k in range(count):
         i = shard * count + k
-        rng = np.random.default_rng([seed, i])
+        rng = np.random.default_rng([seed, i, 0xB1EED] if full_bleed else [seed, i])
         still = random_still(rng, lib, deck, config)
         result = renderer.render(still.scene, still.camera, still.style, seed=(seed, i, 1))
         quads = np.array([c.corners for c in result.cards], np.float32).reshape(-1, 4, 2)
@@ -407,7 +410,7 @@ def export_onnx(net, out: Path, *, check_batch: int = 3) -> float:  # type: igno
 
 
 def render_shards(data_dir: Path, *, seed: int, shards: Sequence[int], finder_model: Path,
-                  progress: bool = True) -> list[Path]:
+                  progress: bool = True, full_bleed: bool = False) -> list[Path]:
     """Render the listed still shards (skipping those already there) with a progress bar."""
-    return [render_shard(data_dir, seed=seed, shard=k, finder_model=finder_model)
+    return [render_shard(data_dir, seed=seed, shard=k, finder_model=finder_model, full_bleed=full_bleed)
             for k in tqdm(list(shards), desc="corner data", unit="shard", disable=not progress, mininterval=5.0)]
