@@ -488,7 +488,8 @@ class Interpretation(Generic[S, M]):
     `moves` are to be applied (and journaled) in order; `state` is the belief after them.
     `pending` says a change is seen but not explained yet (nothing of it applied; `moves` may
     still hold an earlier change that was held, see `InterpretConfig.hold_seconds`); `desync`
-    says the moves end with physical table changes no legal move explained.
+    says the moves hold physical table changes no legal move explained (at the end, or first
+    for a misread set right, see `Interpreter.observe`).
     """
 
     moves: tuple[M, ...]
@@ -912,8 +913,34 @@ class Interpreter(Generic[S, M]):
 
     # -- deciding -----------------------------------------------------------------------------
 
+    def _misread(self, belief: S, snapshot: TableSnapshot) -> tuple[M, ...]:
+        """Corrections for the zones the belief shows as `ExpectedZone.steady` that hold the
+        very cards they held (`TableSnapshot.reread`) and read a face the belief does not
+        expect there: the earlier read of one of them was wrong."""
+        if not snapshot.reread:
+            return ()
+        look = self.game.appearance(belief)
+        zones = []
+        for zone in sorted(snapshot.reread & snapshot.settled):
+            expected = look.get(zone)
+            if expected is None or not expected.steady:
+                continue
+            faces = set(expected.faces)
+            if None not in faces and any(c.best.face not in faces for c in snapshot.cards(zone)):
+                zones.append(zone)
+        return self.game.corrections(belief, snapshot, zones) if zones else ()
+
     def observe(self, belief: S, snapshot: TableSnapshot) -> Interpretation[S, M]:
-        """Explain `snapshot` from `belief`: moves to apply, or pending, or a desync."""
+        """Explain `snapshot` from `belief`: moves to apply, or pending, or a desync. A zone
+        whose same cards read otherwise where they lie cannot turn over there
+        (`ExpectedZone.steady`) is set right first (`_misread`), with a desync."""
+        fixes = self._misread(belief, snapshot)
+        if fixes:
+            state = belief
+            for move in fixes:
+                state = self.ruleset.apply(state, move).state
+            after = self.observe(state, snapshot)
+            return replace(after, moves=(*fixes, *after.moves), desync=True)
         cfg = self.config
         nodes = self._search(belief, snapshot)
         root = next(n for n in nodes if not n.moves)

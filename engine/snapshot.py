@@ -101,7 +101,10 @@ class TableSnapshot:
     `reached` names the zones a hand reached into since they were last read; `renewed` the
     zones whose cards are all other cards than the ones seen there when the zone was last
     read (the tracker lost those and found these: a card taken away and another put down,
-    though it may look the same). None: not watched.
+    though it may look the same); `reread` the zones that hold the very cards (tracks) they
+    held when the table was last taken in, some of them read as another face now: nothing
+    was put down or taken away there, the camera read a card otherwise (a card first read
+    from a poor cut, read again). None: not watched.
     """
 
     frame: int
@@ -113,6 +116,7 @@ class TableSnapshot:
     settled: frozenset[str] = frozenset()
     reached: frozenset[str] | None = None  # None: hands were not watched
     renewed: frozenset[str] | None = None  # None: the cards' tracks were not watched
+    reread: frozenset[str] | None = None  # None: the cards' tracks were not watched
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "zones", _frozen_zones(self.zones))
@@ -122,6 +126,8 @@ class TableSnapshot:
             object.__setattr__(self, "reached", frozenset(self.reached))
         if self.renewed is not None:
             object.__setattr__(self, "renewed", frozenset(self.renewed))
+        if self.reread is not None:
+            object.__setattr__(self, "reread", frozenset(self.reread))
         for zone, cards in self.zones.items():
             for card in cards:
                 if not isinstance(card, SeenCard):
@@ -159,7 +165,10 @@ class ExpectedZone:
     matches, where any other card not seen leaves the zone unexplained. `by_hands` marks a pile
     whose height the camera does not see change (cards slipped under an Angry Birds deck): as
     for a counter zone without a count, whether a hand reached it (`TableSnapshot.reached`)
-    tells whether it changed.
+    tells whether it changed. `steady` marks a zone whose cards never turn over where they lie
+    (an Explorers table mob): when the tracker says it holds the very cards it held
+    (`TableSnapshot.reread`) and one reads as a face the zone does not expect, the earlier
+    read was wrong, and the zone is set as it reads now instead of being explained by moves.
     """
 
     kind: ZoneKind
@@ -170,6 +179,7 @@ class ExpectedZone:
     signature: int | None = None
     covered: frozenset[int] = frozenset()
     by_hands: bool = False
+    steady: bool = False
 
     @property
     def counted(self) -> bool:

@@ -783,6 +783,7 @@ class Tally:
         self.visible = [[0, 0] for _ in range(len(VISIBLE_BINS) - 1)]  # per bin: [cards, found]
         self.corner_px = Histogram(PX_STEP)
         self.corner_pct = Histogram(PCT_STEP)
+        self.crop_pct = Histogram(PCT_STEP)  # the identifier's crops: corners as cut (refined)
         self.crops = 0  # identifier crops asked about in scored frames
         self.unmatched_crops = 0  # crops that matched no card at least POSITIVE_VISIBLE visible
         self.confusion: dict[str, dict[str, int]] = {}  # truth face -> answer -> crops
@@ -844,6 +845,9 @@ class Tally:
             if j is None:
                 self.unmatched_crops += 1
                 continue
+            if visible[j] >= CORNER_VISIBLE:
+                e = corner_errors(corners[i], quads[j])
+                self.crop_pct.add(e / max(card_width(quads[j]), 1e-6) * 100.0)
             said = answer[0].face if answer else UNKNOWN_FACE
             row = self.confusion.setdefault(_faces(truth)[j], {})
             row[said] = row.get(said, 0) + 1
@@ -883,6 +887,7 @@ class Tally:
             self.visible[b][1] += found
         self.corner_px.merge(other.corner_px)
         self.corner_pct.merge(other.corner_pct)
+        self.crop_pct.merge(other.crop_pct)
         for face, row in other.confusion.items():
             mine_row = self.confusion.setdefault(face, {})
             for said, n in row.items():
@@ -900,6 +905,7 @@ class Tally:
             "ap_bins": {t: [[k, *table[k]] for k in sorted(table)] for t, table in self.ap.items()},
             "visible_bins": [list(c) for c in self.visible],
             "corner_px": self.corner_px.to_dict(), "corner_pct": self.corner_pct.to_dict(),
+            "crop_pct": self.crop_pct.to_dict(),
             "crops": self.crops, "unmatched_crops": self.unmatched_crops,
             "confusion": {f: dict(sorted(r.items())) for f, r in sorted(self.confusion.items())},
             "tracked_cards": self.tracked_cards, "tracked_correct": self.tracked_correct,
@@ -929,6 +935,8 @@ class Tally:
                 raise ValueError(f"visible_bins has {len(t.visible)} bins, expected {len(VISIBLE_BINS) - 1}")
             t.corner_px = Histogram.from_dict(data["corner_px"])
             t.corner_pct = Histogram.from_dict(data["corner_pct"])
+            if "crop_pct" in data:  # summaries written before it lack it
+                t.crop_pct = Histogram.from_dict(data["crop_pct"])
             t.confusion = {str(f): {str(s): int(n) for s, n in r.items()} for f, r in data["confusion"].items()}
             t.latency = [int(v) for v in data["latency_frames"]]
             t.stages = {str(s): [int(c), float(ms)] for s, (c, ms) in data["stages"].items()}
@@ -980,6 +988,8 @@ class Tally:
                 "unknown": unknown,
                 "top1": _rate(correct, scored),
                 "top1_answered": _rate(correct, scored - unknown),
+                "crop_cards": self.crop_pct.count // 4,
+                "crop_corner_error_pct": self.crop_pct.figures(),
                 "worst_faces": worst_faces(self.confusion),
             },
             "tracked": {"cards": self.tracked_cards, "correct": self.tracked_correct,

@@ -74,6 +74,11 @@ FAN_GAMES = frozenset({"minecraft-card-game"})
 # Games whose refined crop outlines are checked against the card's shape on the table
 # (`PipelineConfig.refine_tolerance`); measured on each game's footage, see there.
 SHAPE_CHECKED_GAMES = frozenset({"minecraft-explorers"})
+# Games whose cards named without a sure face are read again (`TrackerConfig.recheck_below`)
+# every `RECHECK_SECONDS`; measured on each game's footage, see `PipelineConfig`.
+RECHECKED_GAMES = frozenset({"minecraft-explorers"})
+RECHECK_BELOW = 0.5
+RECHECK_SECONDS = 1.0
 STAGES = ("camera", "find", "track", "settle", "identify", "zones", "snapshot", "interpret")
 
 
@@ -209,7 +214,10 @@ class PipelineConfig:
       at 0.09 on the bundled footage; a hand passing near a card costs a re-identification),
       and asks again about a card it could not name after `RETRY_UNNAMED_SECONDS` unless the
       card moved or changed look (in frames of the camera's rate given to `for_game`, else of
-      15 frames a second).
+      15 frames a second). For the games in `RECHECKED_GAMES` a card named with less than
+      `RECHECK_BELOW` for its best face is read again every `RECHECK_SECONDS`
+      (`TrackerConfig.recheck_below`): an Explorers skeleton read once from a poor cut as a
+      creeper (0.39 against 0.30) read as a skeleton from most later cuts (0.5–0.9).
     """
 
     finder: FinderConfig = field(default_factory=lambda: _finder_config(Peaks.LOCAL))
@@ -257,8 +265,8 @@ class PipelineConfig:
             if not fps > 0:
                 raise PipelineError(f"PipelineConfig.for_game: fps must be more than 0, got {fps}")
             changes["settle"] = SettleConfig(still_frames=max(3, round(SETTLE_SECONDS * fps)))
-        if fps is not None and "tracker" not in changes:
-            changes["tracker"] = _tracker_config(fps)
+        if "tracker" not in changes and (fps is not None or game in RECHECKED_GAMES):
+            changes["tracker"] = _tracker_config(15.0 if fps is None else fps, recheck=game in RECHECKED_GAMES)
         return cls(**changes)
 
 
@@ -267,10 +275,13 @@ def _finder_config(peaks: Peaks) -> FinderConfig:
     return FinderConfig(threshold=0.3, refine=Refine.NONE, peaks=peaks)
 
 
-def _tracker_config(fps: float) -> TrackerConfig:
-    """The pipeline's tracker settings for a camera of `fps` frames per second."""
+def _tracker_config(fps: float, *, recheck: bool = False) -> TrackerConfig:
+    """The pipeline's tracker settings for a camera of `fps` frames per second; with `recheck`,
+    unsure cards are read again (`RECHECK_BELOW`, every `RECHECK_SECONDS`)."""
     return TrackerConfig(reidentify_appearance=0.06,
-                         retry_unnamed_frames=max(1, round(RETRY_UNNAMED_SECONDS * fps)))
+                         retry_unnamed_frames=max(1, round(RETRY_UNNAMED_SECONDS * fps)),
+                         recheck_below=RECHECK_BELOW if recheck else None,
+                         recheck_frames=max(1, round(RECHECK_SECONDS * fps)))
 
 
 # -- stages: small functions ----------------------------------------------------------------------
@@ -345,7 +356,8 @@ def crop_card(image: np.ndarray, corners: np.ndarray, to_table: TableMap | None 
     return rectify(image, q, width=width, height=height)
 
 
-_URGENCY = {IdentifyReason.NEW: 0, IdentifyReason.APPEARANCE: 1, IdentifyReason.TURNED: 2, IdentifyReason.MOVED: 3}
+_URGENCY = {IdentifyReason.NEW: 0, IdentifyReason.APPEARANCE: 1, IdentifyReason.TURNED: 2, IdentifyReason.MOVED: 3,
+            IdentifyReason.UNSURE: 4}
 
 
 def overlapped(tracker: CardTracker, requests: Sequence[IdentifyRequest], corners: np.ndarray) -> np.ndarray:
@@ -526,12 +538,15 @@ def zones_to_read(
 def build_snapshot(contents: ZoneContents, readable: frozenset[str], frame_index: int, time_s: float,
                    counts: Mapping[str, int] | None = None,
                    reached: frozenset[str] | None = None,
-                   last_read: Mapping[str, tuple[tuple[int, str | None], ...]] | None = None) -> TableSnapshot:
+                   last_read: Mapping[str, tuple[tuple[int, str | None], ...]] | None = None,
+                   taken: Mapping[str, tuple[tuple[int, str | None], ...]] | None = None) -> TableSnapshot:
     """Stage `snapshot`: the readable zones' cards (top first, with candidates), the
     numbers of the readable counter zones (`counts`: tokens counted, the die's face), the
     zones a hand reached into since they were last read (`reached`; None: not watched) and,
     given what each zone showed when last read (`last_read`, `ZoneContents.signature`), the
-    zones whose cards are all new tracks (`renewed_zones`)."""
+    zones whose cards are all new tracks (`renewed_zones`); given what each showed when the
+    table was last taken in (`taken`: the last read not left pending), the zones whose same
+    cards read otherwise (`reread_zones`)."""
     return TableSnapshot(
         frame=frame_index,
         time=time_s,
@@ -540,7 +555,24 @@ def build_snapshot(contents: ZoneContents, readable: frozenset[str], frame_index
         settled=readable,
         reached=reached,
         renewed=None if last_read is None else renewed_zones(contents, readable, last_read),
+        reread=None if taken is None else reread_zones(contents, readable, taken),
     )
+
+
+def reread_zones(contents: ZoneContents, readable: frozenset[str],
+                 taken: Mapping[str, tuple[tuple[int, str | None], ...]]) -> frozenset[str]:
+    """Readable zones that hold exactly the tracks they held when the table was last taken in
+    (`taken`, `ZoneContents.signature`), at least one of them named then and now named as
+    another face."""
+    out = set()
+    for zone in readable:
+        before = dict(taken.get(zone, ()))
+        now = dict(contents.signature(zone))
+        if before and now.keys() == before.keys() and any(
+            before[t] is not None and face is not None and face != before[t] for t, face in now.items()
+        ):
+            out.add(zone)
+    return frozenset(out)
 
 
 def renewed_zones(contents: ZoneContents, readable: frozenset[str],
@@ -684,6 +716,7 @@ class Pipeline:
         self._use_profile(profile)
         self._dirty: set[str] = set()
         self._last_read: dict[str, tuple[tuple[int, str | None], ...]] = {}
+        self._taken: dict[str, tuple[tuple[int, str | None], ...]] = {}  # as of the last read taken
         self._pending_since: int | None = None
         self._last_check = -(10**9)
         self._dwell: dict[str, tuple[float, float]] = {}  # a hand's stays in each zone since it was read (s)
@@ -758,6 +791,7 @@ class Pipeline:
         self.interpreter.reset()
         self._pending_since = None
         self._last_read.clear()
+        self._taken.clear()
         self._counts.clear()
         self._dwell.clear()
         self._over.clear()
@@ -844,7 +878,7 @@ class Pipeline:
                             self._over.pop(z, None)
                     counts = {z: self._counts[z] for z in mine}
                 snapshot = build_snapshot(contents, readable, index, float(frame.time), counts, reached,
-                                          self._last_read)
+                                          self._last_read, self._taken)
             with timed("interpret"):
                 interpretation = self.interpreter.observe(self.belief, snapshot)
             self._last_check = index
@@ -852,6 +886,7 @@ class Pipeline:
                 self._pending_since = None
                 for z in readable:  # what the hands did there is accounted for
                     self._dwell.pop(z, None)
+                    self._taken[z] = contents.signature(z)
             elif self._pending_since is None:
                 self._pending_since = index
             for z in readable:

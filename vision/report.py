@@ -213,6 +213,11 @@ def _f(value: Any, digits: int = 3) -> str:
     return str(value)
 
 
+def _crop_cell(io: Mapping[str, Any]) -> str:
+    figures = io.get("crop_corner_error_pct") or {}
+    return f"{_f(figures.get('p50'), 2)} / {_f(figures.get('p95'), 2)} % of card width"
+
+
 def _moves_cell(moves: Mapping[str, Any]) -> str:
     return (f"{_f(moves['precision'], 2)} / {_f(moves['recall'], 2)} / {_f(moves['f1'], 2)} "
             f"({moves['matched']} of {moves['truth']}, {moves['emitted']} read)")
@@ -256,6 +261,8 @@ def report_markdown(summary: Mapping[str, Any]) -> str:
         f"{_f(fo['corner_error_px']['p50'], 2)} px = {_f(fo['corner_error_pct']['p50'], 2)} % of card width |",
         f"| identifier top-1 (crops: {io['scored']}; unknown: {io['unknown']}) | {_f(io['top1'])} "
         f"(answered: {_f(io['top1_answered'])}) |",
+        f"| corner error of the identifier's crops, median / p95 (cards ≥ 60 % visible: {io.get('crop_cards', 0)}) | "
+        f"{_crop_cell(io)} |",
         f"| tracked identity, per card and frame ({o['tracked']['cards']}) | {_f(o['tracked']['accuracy'])} |",
         f"| moves precision / recall / F1 | {_moves_cell(mo)} |",
         f"| latency, frames p50 / p95 / max ({lo['moves']} moves) | {_f(lo['p50'], 1)} / {_f(lo['p95'], 1)} / {_f(lo['max'])} |",

@@ -55,6 +55,7 @@ class IdentifyReason(StrEnum):
     MOVED = "moved"  # centre moved more than `reidentify_move_mm` since identified
     TURNED = "turned"  # turned more than `reidentify_turn_deg` since identified
     APPEARANCE = "appearance"  # the card looks different (flipped, swapped, covered)
+    UNSURE = "unsure"  # named, but no face has `recheck_below` evidence: read it again
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -86,6 +87,11 @@ class TrackerConfig:
       look by the amounts above; 1: every frame. A card half under another in a fan can stay
       unnamed for the whole game, and asking again each frame about a crop that did not change
       spends the identifier's time for nothing.
+    - `recheck_below` / `recheck_frames`: a named card whose best face has less evidence than
+      `recheck_below` is identified again every `recheck_frames` frames while it stays so, each
+      answer averaged into its evidence (`evidence_rate`): a card read once from a poor cut (the
+      refiner put a corner off) as the runner-up of a close call is settled by later cuts, as
+      the finder's corners vary from frame to frame. None never asks again.
     """
 
     frames_to_confirm: int = 3
@@ -100,6 +106,8 @@ class TrackerConfig:
     evidence_rate: float = 0.5
     min_evidence: float = 0.01
     retry_unnamed_frames: int = 1
+    recheck_below: float | None = None
+    recheck_frames: int = 15
 
     def __post_init__(self) -> None:
         if self.frames_to_confirm < 1:
@@ -108,6 +116,10 @@ class TrackerConfig:
             raise TrackerError("TrackerConfig.frames_to_forget: must be 0 or more")
         if self.retry_unnamed_frames < 1:
             raise TrackerError("TrackerConfig.retry_unnamed_frames: must be at least 1")
+        if self.recheck_frames < 1:
+            raise TrackerError("TrackerConfig.recheck_frames: must be at least 1")
+        if self.recheck_below is not None and not 0.0 < self.recheck_below <= 1.0:
+            raise TrackerError("TrackerConfig.recheck_below: must lie in (0, 1], or be None")
         for name in ("max_jump_mm", "reidentify_move_mm", "reidentify_turn_deg", "reidentify_appearance"):
             if not getattr(self, name) > 0:
                 raise TrackerError(f"TrackerConfig.{name}: must be more than 0")
@@ -270,6 +282,7 @@ class _TrackState:
     __slots__ = (
         "angle",
         "center",
+        "checked_at",
         "confirmed",
         "corners",
         "cut_wide",
@@ -302,6 +315,7 @@ class _TrackState:
         self.first_frame = frame
         self.last_frame = frame
         self.detection_index: int | None = None
+        self.checked_at: int | None = None  # frame of the last answer of the identifier
         self.corners = _ZERO_QUAD
         self.center = _ZERO_2
         self.angle = 0.0
@@ -494,7 +508,12 @@ class CardTracker:
                         and self._changed(s, center, angle, signature) is None):
                     return None  # asked already about this very look: wait
             return IdentifyReason.NEW
-        return self._changed(s, s.ref_center, s.ref_angle, s.ref_signature)
+        changed = self._changed(s, s.ref_center, s.ref_angle, s.ref_signature)
+        below = self.config.recheck_below
+        if (changed is None and below is not None and s.ranked and s.ranked[0].score < below
+                and s.checked_at is not None and self._frame - s.checked_at >= self.config.recheck_frames):
+            return IdentifyReason.UNSURE
+        return changed
 
     def _changed(self, s: _TrackState, center: np.ndarray, angle: float,
                  signature: np.ndarray | None) -> IdentifyReason | None:
@@ -565,17 +584,20 @@ class CardTracker:
         s.rotated_180 = rotated_180
         s.cut_wide = cut_wide
         s.unnamed_at = None
+        s.checked_at = self._frame
         s.ref_center = s.center.copy()
         s.ref_angle = s.angle
         s.ref_signature = None if s.signature is None else s.signature.copy()
 
     def unnamed(self, track_id: int) -> None:
-        """Record that the identifier could not name a track never named, as it looks in the
-        latest frame: it is not asked again for `retry_unnamed_frames` frames unless the card
-        moves, turns or changes look."""
+        """Record that the identifier could not name a track, as it looks in the latest frame:
+        one never named is not asked again for `retry_unnamed_frames` frames unless the card
+        moves, turns or changes look; a named one keeps its evidence, and an unsure one waits
+        `recheck_frames` again."""
         s = self._find(track_id)
         if s is None:
             raise TrackerError(f"CardTracker.unnamed: no track {track_id} (it may have ended)")
+        s.checked_at = self._frame
         if s.ref_center is None:
             s.unnamed_at = (self._frame, s.center.copy(), s.angle,
                             None if s.signature is None else s.signature.copy())

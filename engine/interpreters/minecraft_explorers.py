@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import replace
 from typing import Any
 
 from engine.games.minecraft_explorers import (
@@ -112,7 +113,8 @@ class ExplorersInterpreter:
             faces=(MOB_BACK,) if state.mob_deck else (),
             count=len(state.mob_deck),
         )
-        out["mobs"] = _row(tuple(self.card_face(m) for m in state.mobs))
+        # A table mob never turns over where it lies: the same card read otherwise is a misread.
+        out["mobs"] = replace(_row(tuple(self.card_face(m) for m in state.mobs)), steady=True)
         out["chests"] = _row(
             tuple(CHEST_FILLED if c in state.filled else self.card_face(c) for c in state.chests)
         )
@@ -199,6 +201,23 @@ class ExplorersInterpreter:
             if mob is not None and mob not in out:
                 out.append(mob)
         return out
+
+    def _mobs_as_read(self, state: ExplorersState, snapshot: TableSnapshot) -> tuple[str, ...]:
+        """The table mobs as the snapshot reads them. A seen card whose first face no believed
+        mob shows replaces a believed mob that no card shows, newest first (the newest of a
+        row lies on top and is seen; an older one not seen may lie under it), so that the
+        row's unseen cards stay; when more cards are seen than that leaves room for, the
+        mobs seen."""
+        seen = snapshot.cards("mobs")
+        firsts = [replace(c, candidates=c.candidates[:1]) for c in seen]
+        m = match_spread([self.card_face(c) for c in state.mobs], firsts)
+        ids = [self._ids_of(seen[j])[:1] for j in m.extra]
+        if m.extra and len(m.extra) <= len(m.missing) and all(ids):
+            mobs = list(state.mobs)
+            for i, one in zip(reversed(m.missing), ids, strict=False):
+                mobs[i] = one[0]
+            return tuple(x for x in mobs if x is not None)
+        return tuple(i for c in seen for i in self._ids_of(c)[:1])
 
     def _new_mobs(self, state: ExplorersState, snapshot: TableSnapshot) -> tuple[str, ...]:
         """Mob cards seen on the table that the state does not hold there, in an order the
@@ -433,10 +452,8 @@ class ExplorersInterpreter:
         left as believed."""
         out: list[ExpMove] = []
         for zone in zones:
-            seen = snapshot.cards(zone)
             if zone == "mobs":
-                ids = [i for c in seen for i in self._ids_of(c)[:1]]
-                out.append(TableChange(player=state.current, zone=zone, cards=tuple(ids)))
+                out.append(TableChange(player=state.current, zone=zone, cards=self._mobs_as_read(state, snapshot)))
             elif zone.startswith("player-"):
                 p = int(zone.rsplit("-", 1)[1])
                 lost, gained, _ = self._area_diff(state, snapshot, p)

@@ -344,3 +344,37 @@ def test_a_village_paid_under_a_resting_arm_is_read_from_the_discard_pile() -> N
                               counts=hidden.counts, settled=hidden.settled)
     assert LOOK._discarded(before, unchanged, 1) == []
     assert LOOK._discarded(before, hidden, 1) == ["taiga.wood"]
+
+
+def test_a_table_mob_read_otherwise_where_it_lay_is_set_right_not_fought() -> None:
+    """A skeleton first read as a creeper is read again as a skeleton, and the tracker says
+    the table holds the very cards it held (`TableSnapshot.reread`): no mob came or went, so
+    the belief is set right (a table-change, a desync) instead of a fight and a reveal being
+    made up, or the new read being taken for noise while the creeper is still a candidate.
+    The zombie, under the skeleton in the row and not seen, stays."""
+    belief = base(mobs=["zombie", "creeper"])
+    truth = base(mobs=["zombie", "skeleton"])
+    seen = render(truth, frame=10)
+    skeleton = SeenCard(candidates=(Candidate(face="mob.skeleton", score=0.59),
+                                    Candidate(face="mob.creeper", score=0.2)), track_id=5)
+    for cards in (seen.cards("mobs"), (skeleton,)):
+        read = dataclasses.replace(seen, zones={**seen.zones, "mobs": cards}, reread=frozenset({"mobs"}))
+        result = Interpreter(GAME).observe(belief, read)
+        assert not result.pending and result.desync, result
+        assert [GAME.move_to_dict(m) for m in result.moves] == [
+            {"player": 1, "move": "table-change", "zone": "mobs", "cards": ["zombie", "skeleton"]}
+        ]
+        assert result.state.mobs == ("zombie", "skeleton")
+    # Without the tracker's word the same reads are explained by moves (an end of turn that
+    # turned up a skeleton), or, one mob alone, taken for noise: the creeper stays.
+    for cards in (seen.cards("mobs"), (skeleton,)):
+        read = dataclasses.replace(seen, zones={**seen.zones, "mobs": cards})
+        assert not any(type(m).NAME == "table-change" for m in Interpreter(GAME).observe(belief, read).moves)
+    alone = base(mobs=["creeper"])
+    noise = Interpreter(GAME).observe(alone, dataclasses.replace(seen, zones={**seen.zones, "mobs": (skeleton,)}))
+    assert noise.moves == () and noise.state.mobs == ("creeper",)
+    fixed = Interpreter(GAME).observe(alone, dataclasses.replace(
+        seen, zones={**seen.zones, "mobs": (skeleton,)}, reread=frozenset({"mobs"})))
+    assert fixed.desync and fixed.state.mobs == ("skeleton",)
+    # A reread zone that may turn over where it lies (the chests) is left to the moves.
+    assert not LOOK.appearance(belief)["chests"].steady and LOOK.appearance(belief)["mobs"].steady

@@ -137,7 +137,8 @@ def hand_tally() -> Tally:
     tally.clips = 1
     tally.add_frame(dets, np.array([0.9, 0.8, 0.7, 0.6]), truth)
     answers = [(FaceCandidate(face="wood-1", rotated_180=False, score=0.9),), ()]
-    tally.add_identify(np.array([box(0, 0, 100, 140), box(200, 0, 300, 140)], np.float32), answers, truth)
+    # The crops as cut: A on its corners, B 10 px (a tenth of its width) to the right.
+    tally.add_identify(np.array([box(0, 0, 100, 140), box(210, 0, 310, 140)], np.float32), answers, truth)
     return tally
 
 
@@ -172,6 +173,9 @@ def test_tally_figures_match_the_hand_computation() -> None:
     assert (ident["scored"], ident["correct"], ident["unknown"]) == (2, 1, 1)
     assert ident["top1"] == 0.5 and ident["top1_answered"] == 1.0
     assert ident["worst_faces"][0]["face"] == "iron-1"
+    assert ident["crop_cards"] == 2
+    assert ident["crop_corner_error_pct"]["mean"] == pytest.approx(5.0)
+    assert ident["crop_corner_error_pct"]["p95"] == pytest.approx(10.0, abs=0.051)
 
 
 def test_a_tally_survives_plain_data_and_merging_adds_counts() -> None:

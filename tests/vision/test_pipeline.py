@@ -51,6 +51,7 @@ from vision.pipeline import (
     move_key,
     profile_from_truth,
     renewed_zones,
+    reread_zones,
     score_moves,
     setup_from_truth,
 )
@@ -375,6 +376,9 @@ def test_identify_tracks_cuts_at_the_finders_corners_when_the_refiner_bends_the_
     identifier = Records()
     assert PipelineConfig.for_game("minecraft-explorers").refine_tolerance == 0.1
     assert PipelineConfig.for_game("minecraft-card-game").refine_tolerance is None
+    assert PipelineConfig.for_game("minecraft-explorers", fps=30).tracker.recheck_frames == 30
+    assert PipelineConfig.for_game("minecraft-explorers").tracker.recheck_below == 0.5
+    assert PipelineConfig.for_game("minecraft-card-game", fps=30).tracker.recheck_below is None
     identify_tracks(tracker, identifier, image, 0, PipelineConfig(refine_tolerance=0.1), refiner=Pulls(),
                     to_table=to_table, card_mm=(59.0, 91.0))
     np.testing.assert_allclose(identifier.corners[0][0], card)
@@ -907,3 +911,25 @@ def test_a_hand_that_stays_over_a_counter_zone_has_it_counted_again(tmp_path: Pa
         pipeline.process(Frame(index=i, time=i / 10.0, image=image, source="stub"))
     assert asked[0][0] == 0 and {"die", "hunger-1"} <= set(asked[0][1])
     assert asked[1:] == [(5, ("die",))]
+
+
+def test_a_zone_of_the_same_cards_read_otherwise_is_reread() -> None:
+    def card(track: int, zone: str, face: str | None) -> ZonedCard:
+        cands = () if face is None else (Candidate(face=face, score=0.9),)
+        return ZonedCard(track_id=track, zone=zone, first_frame=0, rotated_180=False, candidates=cands)
+
+    contents = ZoneContents(zones={
+        "mobs": (card(4, "mobs", "mob.zombie"), card(5, "mobs", "mob.skeleton")),
+        "player-1": (card(8, "player-1", "item.wood"), card(9, "player-1", "mob.zombie")),
+        "player-2": (card(11, "player-2", "item.apple"),),
+        "chests": (card(12, "chests", None),),
+    }, outside=())
+    taken = {"mobs": ((4, "mob.zombie"), (5, "mob.creeper")),  # the same two cards, one read otherwise
+             "player-1": ((8, "item.wood"), (10, "mob.creeper")),  # a card went, another came
+             "player-2": ((11, "item.apple"),),  # as it was
+             "chests": ((12, "chest_01"),)}  # not named now: nothing read otherwise
+    readable = frozenset({"mobs", "player-1", "player-2", "chests", "discard"})
+    assert reread_zones(contents, readable, taken) == {"mobs"}
+    assert reread_zones(contents, readable - {"mobs"}, taken) == frozenset()
+    assert build_snapshot(contents, readable, 5, 0.2, taken=taken).reread == {"mobs"}
+    assert build_snapshot(contents, readable, 5, 0.2).reread is None

@@ -188,6 +188,44 @@ def test_a_card_the_identifier_cannot_name_waits_unless_it_changes() -> None:
     assert [r.track_id for r in every_frame.tracks_needing_identification()] == [1]
 
 
+def test_an_unsure_card_is_read_again_until_a_face_is_sure() -> None:
+    """A close call from a poor cut (creeper 0.39, skeleton 0.30) is read again every
+    `recheck_frames` while no face reaches `recheck_below`; later reads settle it, and a sure
+    card is never asked again. Without `recheck_below` the first read stays."""
+    tracker = CardTracker(TrackerConfig(recheck_below=0.5, recheck_frames=3))
+    q = card(300, 180)
+
+    def step(seed: int) -> list[tuple[int, IdentifyReason]]:
+        tracker.update(dets(q), image=draw([q], ["front"], seed=seed))
+        return [(r.track_id, r.reason) for r in tracker.tracks_needing_identification()]
+
+    step(0), step(1)
+    assert step(2) == [(1, IdentifyReason.NEW)]
+    tracker.identified(1, {"mob.creeper": 0.39, "mob.skeleton": 0.30})
+    assert [step(s) for s in (3, 4)] == [[], []]
+    assert step(5) == [(1, IdentifyReason.UNSURE)]
+    tracker.unnamed(1)  # no answer this time: the evidence stays, the wait starts again
+    track = tracker.track(1)
+    assert track is not None and track.candidates[0].face == "mob.creeper"
+    assert [step(s) for s in (6, 7)] == [[], []]
+    assert step(8) == [(1, IdentifyReason.UNSURE)]
+    tracker.identified(1, {"mob.skeleton": 0.75, "mob.spider": 0.1})
+    track = tracker.track(1)
+    assert track is not None and track.candidates[0].face == "mob.skeleton"
+    assert track.candidates[0].score >= 0.5
+    assert [step(s) for s in range(9, 16)] == [[]] * 7  # sure now: never asked again
+    plain = CardTracker(TrackerConfig(recheck_frames=3))
+    for s in range(3):
+        plain.update(dets(q), image=draw([q], ["front"], seed=s))
+    plain.identified(1, {"mob.creeper": 0.39, "mob.skeleton": 0.30})
+    for s in range(3, 12):
+        plain.update(dets(q), image=draw([q], ["front"], seed=s))
+        assert plain.tracks_needing_identification() == ()
+    for bad in ({"recheck_frames": 0}, {"recheck_below": 0.0}, {"recheck_below": 1.5}):
+        with pytest.raises(TrackerError, match="recheck"):
+            TrackerConfig(**bad)
+
+
 def test_a_card_turned_180_under_a_hand_is_reidentified() -> None:
     tracker = CardTracker()
     q = card(320, 180, angle=0)
