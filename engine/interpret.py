@@ -117,6 +117,10 @@ class InterpretConfig:
       pile outweighs the simpler "nothing happened there"; below `zone_penalty`, so what the
       camera sees outweighs where a hand went.
     - `alternatives`: how many runner-up explanations to report to the operator console.
+    - `reread_sure`: a zone marked `ExpectedZone.steady` whose same cards read otherwise
+      (`TableSnapshot.reread`) is set right only by a card read at least this surely: a card
+      read again because it was unsure may come out unsure again, and one flicker would
+      otherwise set the zone back and forth.
     """
 
     max_depth: int = 4
@@ -139,6 +143,7 @@ class InterpretConfig:
     confirm_frames: int = 0
     hold_seconds: float = 0.0
     reach_penalty: float = 1.5
+    reread_sure: float = 0.5
 
     @classmethod
     def for_game(cls, game: str, **changes: Any) -> InterpretConfig:
@@ -159,7 +164,7 @@ class InterpretConfig:
                 raise InterpretConfigError(f"interpret config: '{name}' must be at least 1")
         for name in ("move_penalty", "warning_penalty", "zone_penalty", "card_penalty",
                      "count_penalty", "hidden_penalty", "order_penalty", "pending_seconds", "confirm_margin", "confirm_frames",
-                     "hold_seconds", "reach_penalty"):
+                     "hold_seconds", "reach_penalty", "reread_sure"):
             if getattr(self, name) < 0:
                 raise InterpretConfigError(f"interpret config: '{name}' must not be negative")
         for name in ("alternatives", "lacking_cards"):
@@ -915,8 +920,8 @@ class Interpreter(Generic[S, M]):
 
     def _misread(self, belief: S, snapshot: TableSnapshot) -> tuple[M, ...]:
         """Corrections for the zones the belief shows as `ExpectedZone.steady` that hold the
-        very cards they held (`TableSnapshot.reread`) and read a face the belief does not
-        expect there: the earlier read of one of them was wrong."""
+        very cards they held (`TableSnapshot.reread`) and read, surely (`reread_sure`), a face
+        the belief does not expect there: the earlier read of one of them was wrong."""
         if not snapshot.reread:
             return ()
         look = self.game.appearance(belief)
@@ -926,7 +931,8 @@ class Interpreter(Generic[S, M]):
             if expected is None or not expected.steady:
                 continue
             faces = set(expected.faces)
-            if None not in faces and any(c.best.face not in faces for c in snapshot.cards(zone)):
+            odd = [c for c in snapshot.cards(zone) if c.best.face not in faces]
+            if None not in faces and odd and all(c.best.score >= self.config.reread_sure for c in odd):
                 zones.append(zone)
         return self.game.corrections(belief, snapshot, zones) if zones else ()
 

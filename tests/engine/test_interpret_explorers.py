@@ -376,5 +376,11 @@ def test_a_table_mob_read_otherwise_where_it_lay_is_set_right_not_fought() -> No
     fixed = Interpreter(GAME).observe(alone, dataclasses.replace(
         seen, zones={**seen.zones, "mobs": (skeleton,)}, reread=frozenset({"mobs"})))
     assert fixed.desync and fixed.state.mobs == ("skeleton",)
+    # A read no surer than the one it would replace (a flicker) sets nothing.
+    unsure = SeenCard(candidates=(Candidate(face="mob.skeleton", score=0.45),
+                                  Candidate(face="mob.creeper", score=0.3)), track_id=5)
+    flicker = Interpreter(GAME).observe(alone, dataclasses.replace(
+        seen, zones={**seen.zones, "mobs": (unsure,)}, reread=frozenset({"mobs"})))
+    assert flicker.moves == () and flicker.state.mobs == ("creeper",)
     # A reread zone that may turn over where it lies (the chests) is left to the moves.
     assert not LOOK.appearance(belief)["chests"].steady and LOOK.appearance(belief)["mobs"].steady
