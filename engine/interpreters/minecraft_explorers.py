@@ -203,11 +203,11 @@ class ExplorersInterpreter:
         return out
 
     def _mobs_as_read(self, state: ExplorersState, snapshot: TableSnapshot) -> tuple[str, ...]:
-        """The table mobs as the snapshot reads them. A seen card whose first face no believed
-        mob shows replaces a believed mob that no card shows, newest first (the newest of a
-        row lies on top and is seen; an older one not seen may lie under it), so that the
-        row's unseen cards stay; when more cards are seen than that leaves room for, the
-        mobs seen."""
+        """The table mobs as a snapshot that holds the very cards believed there reads them
+        (`TableSnapshot.reread`). A seen card whose first face no believed mob shows replaces
+        a believed mob that no card shows, newest first (the newest of a row lies on top and is
+        seen; an older one not seen may lie under it), so that the row's unseen cards stay;
+        when more cards are seen than that leaves room for, the mobs seen."""
         seen = snapshot.cards("mobs")
         firsts = [replace(c, candidates=c.candidates[:1]) for c in seen]
         m = match_spread([self.card_face(c) for c in state.mobs], firsts)
@@ -453,7 +453,11 @@ class ExplorersInterpreter:
         out: list[ExpMove] = []
         for zone in zones:
             if zone == "mobs":
-                out.append(TableChange(player=state.current, zone=zone, cards=self._mobs_as_read(state, snapshot)))
+                if snapshot.reread is not None and zone in snapshot.reread:
+                    mobs = self._mobs_as_read(state, snapshot)  # the same cards: one misread
+                else:
+                    mobs = tuple(i for c in snapshot.cards(zone) for i in self._ids_of(c)[:1])
+                out.append(TableChange(player=state.current, zone=zone, cards=mobs))
             elif zone.startswith("player-"):
                 p = int(zone.rsplit("-", 1)[1])
                 lost, gained, _ = self._area_diff(state, snapshot, p)
