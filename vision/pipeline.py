@@ -218,7 +218,7 @@ class PipelineConfig:
       15 frames a second). For the games in `RECHECKED_GAMES` a card named with less than
       `RECHECK_BELOW` for its best face is read again every `RECHECK_SECONDS`
       (`TrackerConfig.recheck_below`): an Explorers skeleton read once from a poor cut as a
-      creeper (0.39 against 0.30) read as a skeleton from most later cuts (0.5–0.9). With the
+      creeper (0.39 against 0.30) read as a skeleton from most later cuts. With the
       table mobs set right when so read again (`ExpectedZone.steady`), the README's nine
       Explorers clips read 102 of 108 moves instead of 100.
     """
@@ -268,7 +268,7 @@ class PipelineConfig:
             if not fps > 0:
                 raise PipelineError(f"PipelineConfig.for_game: fps must be more than 0, got {fps}")
             changes["settle"] = SettleConfig(still_frames=max(3, round(SETTLE_SECONDS * fps)))
-        if "tracker" not in changes and (fps is not None or game in RECHECKED_GAMES):
+        if "tracker" not in changes:
             changes["tracker"] = _tracker_config(15.0 if fps is None else fps, recheck=game in RECHECKED_GAMES)
         return cls(**changes)
 
@@ -885,15 +885,15 @@ class Pipeline:
             with timed("interpret"):
                 interpretation = self.interpreter.observe(self.belief, snapshot)
             self._last_check = index
+            shown = {z: contents.signature(z) for z in readable}
             if not interpretation.pending:
                 self._pending_since = None
                 for z in readable:  # what the hands did there is accounted for
                     self._dwell.pop(z, None)
-                    self._taken[z] = contents.signature(z)
+                self._taken.update(shown)
             elif self._pending_since is None:
                 self._pending_since = index
-            for z in readable:
-                self._last_read[z] = contents.signature(z)
+            self._last_read.update(shown)
             self._dirty -= readable
             moves = tuple(interpretation.moves)
             if moves:

@@ -217,7 +217,11 @@ class ExplorersInterpreter:
             for i, one in zip(reversed(m.missing), ids, strict=False):
                 mobs[i] = one[0]
             return tuple(x for x in mobs if x is not None)
-        return tuple(i for c in seen for i in self._ids_of(c)[:1])
+        return self._mobs_seen(snapshot)
+
+    def _mobs_seen(self, snapshot: TableSnapshot) -> tuple[str, ...]:
+        """The table mobs the snapshot shows, each as its first candidate."""
+        return tuple(i for c in snapshot.cards("mobs") for i in self._ids_of(c)[:1])
 
     def _new_mobs(self, state: ExplorersState, snapshot: TableSnapshot) -> tuple[str, ...]:
         """Mob cards seen on the table that the state does not hold there, in an order the
@@ -453,10 +457,8 @@ class ExplorersInterpreter:
         out: list[ExpMove] = []
         for zone in zones:
             if zone == "mobs":
-                if snapshot.reread is not None and zone in snapshot.reread:
-                    mobs = self._mobs_as_read(state, snapshot)  # the same cards: one misread
-                else:
-                    mobs = tuple(i for c in snapshot.cards(zone) for i in self._ids_of(c)[:1])
+                misread = snapshot.reread is not None and zone in snapshot.reread  # the same cards
+                mobs = self._mobs_as_read(state, snapshot) if misread else self._mobs_seen(snapshot)
                 out.append(TableChange(player=state.current, zone=zone, cards=mobs))
             elif zone.startswith("player-"):
                 p = int(zone.rsplit("-", 1)[1])
