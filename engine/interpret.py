@@ -56,6 +56,16 @@ PENDING_SECONDS: dict[str, float] = {
 }
 """Games whose moves show in parts seconds apart: how long a change waits to be explained."""
 
+HIDDEN_PENALTY: dict[str, float] = {
+    # Explorers rows lie flat with each card's edge showing; a card wholly hidden is rare, so
+    # explaining a read by cards put down and hidden at once costs as much as a move and more:
+    # at the default 0.25, a skeleton turned up at night and read as a creeper was explained
+    # as four moves (two fights, their trophies hidden in the player's row, and a whole turn
+    # that passed) instead of one end of turn with the skeleton the identifier ranked third.
+    "minecraft-explorers": 1.0,
+}
+"""Games whose covered cards mostly show: the cost of each one not seen (`hidden_penalty`)."""
+
 ZONE_PENDING: frozenset[str] = frozenset({
     # Several players count tokens at once, so some zone is nearly always changing: a counter
     # read wrong from the start would wait out `STUCK_FACTOR` pending times, and every move
@@ -155,8 +165,11 @@ class InterpretConfig:
         """The defaults for `game` (how long it holds changes the camera cannot decide,
         `HOLD_SECONDS`; how long a change waits to be explained, `PENDING_SECONDS`, with
         `pending_frames` to match at up to 30 frames per second; whether each zone waits on
-        its own, `ZONE_PENDING`), with `changes` applied."""
+        its own, `ZONE_PENDING`; what a covered card not seen costs, `HIDDEN_PENALTY`), with
+        `changes` applied."""
         changes.setdefault("hold_seconds", HOLD_SECONDS.get(game, 0.0))
+        if game in HIDDEN_PENALTY:
+            changes.setdefault("hidden_penalty", HIDDEN_PENALTY[game])
         changes.setdefault("zone_pending", game in ZONE_PENDING)
         if game in PENDING_SECONDS:
             changes.setdefault("pending_seconds", PENDING_SECONDS[game])

@@ -49,6 +49,7 @@ from engine.snapshot import ExpectedZone, SeenCard, TableSnapshot, ZoneKind
 MOB_BACK = "mob_back"
 CHEST_FILLED = "chest_filled"
 CHOICES = 2  # candidates of a seen card tried as its identity
+REVEAL_CHOICES = 3  # candidates of a mob turned up tried as its identity when the first cannot end the reveal
 
 
 def _row(faces: tuple[str | None, ...]) -> ExpectedZone:
@@ -223,36 +224,58 @@ class ExplorersInterpreter:
         """The table mobs the snapshot shows, each as its first candidate."""
         return tuple(i for c in snapshot.cards("mobs") for i in self._ids_of(c)[:1])
 
-    def _new_mobs(self, state: ExplorersState, snapshot: TableSnapshot) -> tuple[str, ...]:
-        """Mob cards seen on the table that the state does not hold there, in an order the
-        rules can draw them: a reveal draws until a type not yet on the table shows, so before
-        each new type come the cards of types already there (`_draw_order`). Among those, the
-        order they were turned up: by tracker id when every one has an id (a card seen later
-        gets a higher one), else as listed."""
+    def _turned_up(self, state: ExplorersState, snapshot: TableSnapshot) -> list[SeenCard]:
+        """Mob cards seen on the table that the state does not hold there, in the order they
+        were turned up: by tracker id when every one has an id (a card seen later gets a
+        higher one), else as listed."""
         if "mobs" not in snapshot.settled:
-            return ()
+            return []
         seen = snapshot.cards("mobs")
         m = match_spread([self.card_face(c) for c in state.mobs], seen)
         extra = list(m.extra)
-        tracks = [seen[j].track_id for j in extra]
-        if all(t is not None for t in tracks):
+        if all(seen[j].track_id is not None for j in extra):
             extra.sort(key=lambda j: seen[j].track_id or 0)
-        out: list[str] = []
-        for j in extra:
-            ids = self._ids_of(seen[j])
-            if ids:
-                out.append(ids[0])
+        return [seen[j] for j in extra]
+
+    def _new_mobs(self, state: ExplorersState, snapshot: TableSnapshot) -> tuple[str, ...]:
+        """The mobs turned up (`_turned_up`), each as its first candidate, in an order the
+        rules can draw them: a reveal draws until a type not yet on the table shows, so before
+        each new type come the cards of types already there (`_draw_order`)."""
+        out = [ids[0] for ids in (self._ids_of(c) for c in self._turned_up(state, snapshot)) if ids]
         return _draw_order(state.mobs, out)
+
+    def _mob_reveals(self, state: ExplorersState, snapshot: TableSnapshot) -> list[tuple[tuple[str, ...], ...]]:
+        """The reveals that may have turned up the mobs seen: each card as its first candidate
+        (`_new_mobs`), and, where that leaves the reveal drawing on for a card no one sees (the
+        last card turned up is of a type already on the table), each card of such a type read
+        instead as one of its other candidates (up to `REVEAL_CHOICES`) of a new type: a
+        skeleton read as a creeper at 0.4, a skeleton at 0.08, is the skeleton the night card
+        turned up, not a creeper followed by a mob nobody saw."""
+        first = self._new_mobs(state, snapshot)
+        out: list[tuple[tuple[str, ...], ...]] = [(("mobs", *first),)] if first else [()]
+        if not first or first[-1] not in set(state.mobs) | set(first[:-1]):
+            return out
+        cards = self._turned_up(state, snapshot)
+        firsts = [ids[0] if ids else None for ids in (self._ids_of(c) for c in cards)]
+        present = set(state.mobs)
+        for k, card in enumerate(cards):
+            if firsts[k] is not None and firsts[k] not in present and firsts.count(firsts[k]) == 1:
+                continue  # a new type read once: it may well end a reveal
+            for c in card.candidates[1:REVEAL_CHOICES]:
+                mob = self._mob_of_face.get(c.face)
+                if mob is None or mob in present or mob in firsts:
+                    continue
+                read = [*firsts[:k], mob, *firsts[k + 1:]]
+                alt = _draw_order(state.mobs, [x for x in read if x is not None])
+                if (("mobs", *alt),) not in out:
+                    out.append((("mobs", *alt),))
+        return out
 
     def _gone_mobs(self, state: ExplorersState, snapshot: TableSnapshot) -> list[str]:
         if "mobs" not in snapshot.settled:
             return []
         m = match_spread([self.card_face(c) for c in state.mobs], snapshot.cards("mobs"))
         return [state.mobs[i] for i in m.missing]
-
-    def _mob_reveal(self, state: ExplorersState, snapshot: TableSnapshot) -> tuple[tuple[str, ...], ...]:
-        new = self._new_mobs(state, snapshot)
-        return (("mobs", *new),) if new else ()
 
     # -- proposals ------------------------------------------------------------------------------
 
@@ -268,7 +291,8 @@ class ExplorersInterpreter:
         p = state.current
         area_zone = f"player-{p}"
         display_changed = any(z.startswith("display-") for z in unexplained)
-        built = list(self._built(state, snapshot, p, unexplained))
+        reveals = self._mob_reveals(state, snapshot)
+        built = list(self._built(state, snapshot, p, unexplained, reveals))
         yield from built
         shown = set(built)
         for move in self.rules.legal_moves(state):
@@ -282,20 +306,23 @@ class ExplorersInterpreter:
                     yield move
             elif isinstance(move, EndTurn):
                 if "mobs" in unexplained or "mob-deck" in unexplained:
-                    yield EndTurn(
-                        player=move.player,
-                        armor=move.armor,
-                        reveal=self._mob_reveal(state, snapshot),
-                    )
+                    for reveal in reveals:
+                        yield EndTurn(player=move.player, armor=move.armor, reveal=reveal)
             elif area_zone in unexplained or "discard" in unexplained or "chests" in unexplained:
                 yield move
 
     def _built(
-        self, state: ExplorersState, snapshot: TableSnapshot, p: int, unexplained: frozenset[str]
+        self,
+        state: ExplorersState,
+        snapshot: TableSnapshot,
+        p: int,
+        unexplained: frozenset[str],
+        reveals: list[tuple[tuple[str, ...], ...]],
     ) -> Iterator[ExpMove]:
+        """Moves built from the difference itself; `reveals`: the ways the mobs seen may
+        have turned up (`_mob_reveals`), the first the likeliest."""
         lost, gained, _ = self._area_diff(state, snapshot, p)
         tools = self._tool_evidence(state, snapshot, p)
-        reveal_mobs = self._mob_reveal(state, snapshot)
         armor = next((c for c in lost if self.rules.category(c) == "armor"), None)
         # Explore / trade: a display slot emptied and an item appeared in the area.
         for i, slot in enumerate(state.display):
@@ -317,15 +344,16 @@ class ExplorersInterpreter:
                     ] or [None]
                 move_type = Trade if village else Explore  # one move, named as players say it
                 for pay in pays:
-                    yield move_type(
-                        player=p,
-                        landscape=zone,
-                        tools=kind_tools,
-                        pay=pay,
-                        item=item,
-                        armor=armor,
-                        reveal=reveal_mobs,
-                    )
+                    for reveal in reveals:
+                        yield move_type(
+                            player=p,
+                            landscape=zone,
+                            tools=kind_tools,
+                            pay=pay,
+                            item=item,
+                            armor=armor,
+                            reveal=reveal,
+                        )
         # Refresh: display slots now show other fronts, and those that show the same front
         # on another card (`TableSnapshot.renewed`: bottomed and refilled with the same type).
         changed = [
@@ -366,8 +394,9 @@ class ExplorersInterpreter:
             yield from self._built_fill(state, snapshot, p, lost, gone)
         # End of turn with the mobs that turned up, or with none when iron armor that left
         # the area cancelled the night's reveal.
-        if reveal_mobs or armor is not None:
-            yield EndTurn(player=p, armor=armor, reveal=reveal_mobs)
+        for reveal in reveals:
+            if reveal or armor is not None:
+                yield EndTurn(player=p, armor=armor, reveal=reveal)
 
     def _villages(self, card: str | None) -> tuple[str, ...]:
         """The village cards a display slot may hold: the card itself, or, when only its

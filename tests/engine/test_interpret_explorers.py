@@ -384,3 +384,55 @@ def test_a_table_mob_read_otherwise_where_it_lay_is_set_right_not_fought() -> No
     assert flicker.moves == () and flicker.state.mobs == ("creeper",)
     # A reread zone that may turn over where it lies (the chests) is left to the moves.
     assert not LOOK.appearance(belief)["chests"].steady and LOOK.appearance(belief)["mobs"].steady
+
+
+def test_a_mob_turned_up_is_read_as_a_new_type_the_identifier_ranked_lower() -> None:
+    """The night card turned up a skeleton that the identifier named a creeper at 0.4 (an
+    enderman 0.26, the skeleton third at 0.08). A creeper and an enderman are on the table
+    already, so as either the reveal would have drawn on for a mob nobody sees; the skeleton ends it. The
+    end of turn is read with the skeleton, not a creeper and a made-up draw, nor moves of a
+    whole turn more that end on the same table."""
+    before = base(**{"mob-deck": [None] * 8, "mobs": ["zombie", "creeper", "enderman"]})
+    after = GAME.apply(before, EndTurn(player=1, reveal=(("mobs", "skeleton"),))).state
+    assert after.mobs == ("zombie", "creeper", "enderman", "skeleton")
+    seen = render(after, frame=10)
+    misread = SeenCard(candidates=(Candidate(face="mob.creeper", score=0.4),
+                                   Candidate(face="mob.enderman", score=0.26),
+                                   Candidate(face="mob.skeleton", score=0.08)))
+    read = dataclasses.replace(seen, zones={**seen.zones, "mobs": (*seen.cards("mobs")[:3], misread)})
+    result = Interpreter(GAME).observe(before, read)
+    assert not result.pending and not result.desync, result
+    assert [GAME.move_to_dict(m) for m in result.moves] == [
+        {"player": 1, "move": "end-turn", "reveal": {"mobs": "skeleton"}}
+    ]
+    assert result.state.mobs == after.mobs and result.state.current == 2
+    # Read surely as a creeper, it stays a creeper, and the reveal draws on as the rules say.
+    sure = SeenCard(candidates=(Candidate(face="mob.creeper", score=0.9),
+                                Candidate(face="mob.skeleton", score=0.05)))
+    assert LOOK._mob_reveals(before, dataclasses.replace(
+        seen, zones={**seen.zones, "mobs": (*seen.cards("mobs")[:3], sure)}))[0] == (("mobs", "creeper"),)
+
+
+def test_cards_hidden_at_once_in_a_row_cost_more_than_a_move_each() -> None:
+    """Explorers rows lie flat, each card's edge showing: two trophies put down and hidden at
+    once in a player's row (so that fights and a whole turn more explain a misread mob row)
+    cost more than a mob read as the identifier's third candidate, at 0.08 against 0.4,
+    which the defaults of the other games would not say."""
+    from engine.interpret import InterpretConfig, fit_zone
+
+    def card(*faces: tuple[str, float]) -> SeenCard:
+        return SeenCard(candidates=tuple(Candidate(face=f, score=s) for f, s in faces))
+
+    row = LOOK.appearance(base(**{"player-1": ["woods.apple", "spider", "creeper", "spider"]}))["player-1"]
+    seen = (card(("item.apple", 0.9)), card(("mob.spider", 0.9)))
+    third = LOOK.appearance(base(mobs=["skeleton"]))["mobs"]
+    misread = (card(("mob.creeper", 0.4), ("mob.enderman", 0.26), ("mob.skeleton", 0.08)),)
+    moves = 3  # the fights and the turn that passed, beyond the one end of turn
+
+    def cost(config: InterpretConfig, zone: Any, cards: tuple[SeenCard, ...]) -> float:
+        return -fit_zone(zone, cards, None, config).score
+
+    explorers, plain_ = InterpretConfig.for_game(GAME.id), InterpretConfig()
+    for config, hidden_wins in ((plain_, True), (explorers, False)):
+        hidden = cost(config, row, seen) + moves * config.move_penalty
+        assert (hidden < cost(config, third, misread)) is hidden_wins
