@@ -21,8 +21,9 @@ a fight or crossbow whose mobs moved into the area, and a fill whose chests were
 
 from __future__ import annotations
 
+import itertools
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -52,13 +53,20 @@ CHOICES = 2  # candidates of a seen card tried as its identity
 REVEAL_CHOICES = 3  # candidates of a mob turned up tried as its identity when the first cannot end the reveal
 
 
-def _row(faces: tuple[str | None, ...]) -> ExpectedZone:
-    """A spread laid as a row, oldest card first: each card but the newest may lie partly
-    under the next one (players squeeze a long row, chests hide the items tucked under
-    them), too little of it seen to be found or named, so one not seen costs
-    `InterpretConfig.hidden_penalty` and still matches (`ExpectedZone.covered`)."""
+def _row(faces: tuple[str | None, ...], *, ordered: bool = False) -> ExpectedZone:
+    """A spread laid as a row, `faces` oldest card first, listed newest first as
+    `ExpectedZone.faces` are: each card but the newest may lie partly under the next one
+    (players squeeze a long row, chests hide the items tucked under them), too little of it
+    seen to be found or named, so one not seen costs `InterpretConfig.hidden_penalty` and
+    still matches (`ExpectedZone.covered`). `ordered`: the order the tracker lists the row
+    (newest first) is evidence, for a player's row: of two cards that show the same item,
+    the one left lies where the older or the newer did."""
     return ExpectedZone(
-        kind=ZoneKind.SPREAD, faces=faces, count=len(faces), covered=frozenset(range(len(faces) - 1))
+        kind=ZoneKind.SPREAD,
+        faces=faces[::-1],
+        count=len(faces),
+        covered=frozenset(range(1, len(faces))),
+        ordered=ordered,
     )
 
 
@@ -134,7 +142,7 @@ class ExplorersInterpreter:
         )
         for p in range(1, state.players + 1):
             area = state.areas[p - 1]
-            out[f"player-{p}"] = _row(tuple(self.card_face(c) for c in area))
+            out[f"player-{p}"] = _row(tuple(self.card_face(c) for c in area), ordered=True)
         return out
 
     def is_forced(self, state: ExplorersState) -> bool:
@@ -152,9 +160,11 @@ class ExplorersInterpreter:
             return [], [], []
         area = state.areas[player - 1]
         seen = snapshot.cards(zone)
-        m = match_spread([self.card_face(c) for c in area], seen)
-        paired = [seen[j] for _, j in m.pairs]
-        return [area[i] for i in m.missing], [seen[j] for j in m.extra], paired
+        faces = [self.card_face(c) for c in area]
+        m = match_spread(faces, seen)
+        pairs, missing = _twins_in_order(faces, m.pairs, m.missing)
+        paired = [seen[j] for _, j in pairs]
+        return [area[i] for i in missing], [seen[j] for j in m.extra], paired
 
     def _discarded(self, state: ExplorersState, snapshot: TableSnapshot, player: int) -> list[str]:
         """Cards of the player's area that the discard pile's new top may be, when the area
@@ -506,6 +516,37 @@ class ExplorersInterpreter:
                 cards = (*sorted(area.elements()), *extra)
                 out.append(TableChange(player=state.current, zone=zone, cards=cards))
         return tuple(out)
+
+
+def _twins_in_order(
+    faces: Sequence[str | None], pairs: Iterable[tuple[int, int]], missing: Iterable[int]
+) -> tuple[list[tuple[int, int]], list[int]]:
+    """`pairs` and `missing` of a row (`faces` oldest first, seen cards newest first) with
+    the cards of one face, when some of them are gone, paired as the row lies: which of two
+    spyglasses was used the faces cannot tell, but the one still there lies before or after
+    the other cards as the older or the newer of the two did. Each seen card of such a face
+    takes the area card with as many of the other cards seen older than it (ties: the
+    newer area card, as `match_spread` pairs them)."""
+    pairs, missing = sorted(pairs), sorted(missing)
+    for face in {faces[i] for i in missing if faces[i] is not None}:
+        mine = [(i, j) for i, j in pairs if faces[i] == face]
+        if not mine:
+            continue
+        others = [(i, j) for i, j in pairs if faces[i] != face]
+        slots = sorted([i for i, _ in mine] + [i for i in missing if faces[i] == face])
+        cards = sorted((j for _, j in mine), reverse=True)  # oldest first, as `slots`
+        before = {i: sum(1 for a, _ in others if a < i) for i in slots}  # other cards older in the area
+        seen_before = [sum(1 for _, b in others if b > j) for j in cards]  # and among the seen
+        best = min(
+            itertools.combinations(slots, len(cards)),
+            key=lambda pick: (
+                sum(abs(before[i] - n) for i, n in zip(pick, seen_before, strict=True)), [-i for i in pick]
+            ),
+        )
+        pairs = sorted([*others, *zip(best, cards, strict=True)])
+        missing = sorted(i for i in missing if faces[i] != face) + [i for i in slots if i not in best]
+        missing.sort()
+    return pairs, missing
 
 
 def _draw_order(on_table: Iterable[str], cards: Iterable[str]) -> tuple[str, ...]:

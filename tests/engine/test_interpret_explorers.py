@@ -23,7 +23,7 @@ from engine.games.minecraft_explorers import (
     Trade,
     Use,
 )
-from engine.interpret import Interpreter
+from engine.interpret import InterpretConfig, Interpreter
 from engine.interpreters import interpreter_for
 from engine.interpreters.minecraft_explorers import ExplorersInterpreter
 from engine.simulate import simulate_game
@@ -35,7 +35,8 @@ FACES = tuple(sorted(GAME.catalog.faces))
 
 
 def render(state: ExplorersState, *, frame: int = 0, settled: Iterable[str] | None = None) -> TableSnapshot:
-    """The snapshot a camera would give of `state`; damaged tools are seen turned 180 degrees."""
+    """The snapshot a camera would give of `state` (a spread listed newest first, as the
+    pipeline lists it); damaged tools are seen turned 180 degrees."""
     zones: dict[str, tuple[SeenCard, ...]] = {}
     counts: dict[str, int] = {}
     look = LOOK.appearance(state)
@@ -46,7 +47,7 @@ def render(state: ExplorersState, *, frame: int = 0, settled: Iterable[str] | No
             if face is None:
                 face = "landscape.woods"
             wrong = FACES[(FACES.index(face) + 7) % len(FACES)]
-            turned = bool(owned) and owned[k] in state.used
+            turned = bool(owned) and owned[len(owned) - 1 - k] in state.used  # rows: newest first
             cands = (Candidate(face=face, score=0.9), Candidate(face=wrong, score=0.05))
             cards.append(SeenCard(candidates=cands, rotated_180=turned))
         zones[zone] = tuple(cards[:1] if expected.kind is ZoneKind.PILE else cards)
@@ -194,7 +195,7 @@ def test_mobs_turned_up_are_drawn_in_the_order_the_tracker_first_saw_them() -> N
     after = GAME.apply(before, move).state
     seen = render(after, frame=10)
     zones = dict(seen.zones)
-    faces = [c.best.face for c in zones["mobs"]]  # oldest first, as the state lays them
+    faces = [c.best.face for c in zones["mobs"]][::-1]  # oldest first, as the state lays them
     zones["mobs"] = tuple(
         SeenCard(candidates=(Candidate(face=f, score=0.9),), track_id=k + 1) for k, f in enumerate(faces)
     )[::-1]
@@ -282,12 +283,13 @@ def test_cards_half_under_the_next_one_in_a_row_may_go_unseen() -> None:
     after = GAME.apply(before, move).state
     seen = render(after, frame=10)
     look = LOOK.appearance(after)
-    assert look["player-1"].covered == frozenset(range(len(after.areas[0]) - 1))
-    hidden = _without(_without(_without(seen, "player-1", 0, 3), "mobs", 0), "chests", 1)
+    n = len(after.areas[0])  # rows are listed newest first: the first card lies on top
+    assert look["player-1"].covered == frozenset(range(1, n))
+    hidden = _without(_without(_without(seen, "player-1", n - 1, n - 4), "mobs", 1), "chests", 3)
     result = Interpreter(GAME).observe(before, hidden)
     assert not result.pending and not result.desync, result
     assert [plain(m) for m in result.moves] == [plain(move)]
-    assert len(after.areas[0]) - 1 not in look["player-1"].covered
+    assert 0 not in look["player-1"].covered
 
 
 def test_the_turn_cards_never_hold_a_move_back() -> None:
@@ -399,7 +401,7 @@ def test_a_mob_turned_up_is_read_as_a_new_type_the_identifier_ranked_lower() -> 
     misread = SeenCard(candidates=(Candidate(face="mob.creeper", score=0.4),
                                    Candidate(face="mob.enderman", score=0.26),
                                    Candidate(face="mob.skeleton", score=0.08)))
-    read = dataclasses.replace(seen, zones={**seen.zones, "mobs": (*seen.cards("mobs")[:3], misread)})
+    read = dataclasses.replace(seen, zones={**seen.zones, "mobs": (misread, *seen.cards("mobs")[1:])})
     result = Interpreter(GAME).observe(before, read)
     assert not result.pending and not result.desync, result
     assert [GAME.move_to_dict(m) for m in result.moves] == [
@@ -410,7 +412,7 @@ def test_a_mob_turned_up_is_read_as_a_new_type_the_identifier_ranked_lower() -> 
     sure = SeenCard(candidates=(Candidate(face="mob.creeper", score=0.9),
                                 Candidate(face="mob.skeleton", score=0.05)))
     assert LOOK._mob_reveals(before, dataclasses.replace(
-        seen, zones={**seen.zones, "mobs": (*seen.cards("mobs")[:3], sure)}))[0] == (("mobs", "creeper"),)
+        seen, zones={**seen.zones, "mobs": (sure, *seen.cards("mobs")[1:])}))[0] == (("mobs", "creeper"),)
 
 
 def test_cards_hidden_at_once_in_a_row_cost_more_than_a_move_each() -> None:
@@ -436,3 +438,18 @@ def test_cards_hidden_at_once_in_a_row_cost_more_than_a_move_each() -> None:
     for config, hidden_wins in ((plain_, True), (explorers, False)):
         hidden = cost(config, row, seen) + moves * config.move_penalty
         assert (hidden < cost(config, third, misread)) is hidden_wins
+
+
+@pytest.mark.parametrize("used", ["cherry-blossom.spyglass", "desert-temple.spyglass"])
+def test_which_of_two_identical_items_was_used_is_told_by_where_the_other_lies(used: str) -> None:
+    """Two spyglasses show the same item side: the one left lies before the other cards (the
+    older one, taken first) or after them (the newer one), as the tracker lists a row,
+    newest first."""
+    area = ["cherry-blossom.spyglass", "woods.apple", "taiga.wood", "desert-temple.spyglass"]
+    before = base(**{"player-1": area})
+    after = GAME.apply(before, Use(player=1, item=used)).state
+    assert used not in after.areas[0] and len(after.areas[0]) == 3
+    seen = render(after, frame=10)
+    result = Interpreter(GAME, InterpretConfig.for_game(GAME.id)).observe(before, seen)
+    assert not result.pending and not result.desync, result
+    assert [GAME.move_to_dict(m) for m in result.moves] == [{"player": 1, "move": "use", "item": used}]
