@@ -72,9 +72,10 @@ ZONE_PENDING: frozenset[str] = frozenset({
     # made meanwhile would be read late.
     "minecraft-mk1",
     # A player's area can stay unread under a resting arm, or read wrong (an item guessed for a
-    # landscape explored while the area was covered), while the other zones go on: the
-    # README's twelve Explorers clips read 139 of 144 moves with each zone timed on its own,
-    # 135 without (two explores were read 100 frames late behind one such area).
+    # landscape explored while the area was covered), while the other zones go on: the twelve
+    # Explorers development clips (README) read 139 of 144 moves with each zone timed on its
+    # own, 135 without, with the code of eb522ff (two explores were read 100 frames late
+    # behind one such area).
     "minecraft-explorers",
 })
 """Games whose unexplained zones are each timed on their own (`InterpretConfig.zone_pending`)."""

@@ -219,8 +219,9 @@ class PipelineConfig:
       `RECHECK_BELOW` for its best face is read again every `RECHECK_SECONDS`
       (`TrackerConfig.recheck_below`): an Explorers skeleton read once from a poor cut as a
       creeper (0.39 against 0.30) read as a skeleton from most later cuts. With the
-      table mobs set right when so read again (`ExpectedZone.steady`), the README's nine
-      Explorers clips read 102 of 108 moves instead of 100.
+      table mobs set right when so read again (`ExpectedZone.steady`), nine Explorers
+      development clips (seeds 51–53, 61–63, 71–73) read 102 of 108 moves instead of 100
+      (code of ba00808).
     """
 
     finder: FinderConfig = field(default_factory=lambda: _finder_config(Peaks.LOCAL))
