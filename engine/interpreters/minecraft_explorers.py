@@ -528,7 +528,7 @@ def _twins_in_order(
     takes the area card with as many of the other cards seen older than it (ties: the
     newer area card, as `match_spread` pairs them)."""
     pairs, missing = sorted(pairs), sorted(missing)
-    for face in {faces[i] for i in missing if faces[i] is not None}:
+    for face in sorted({f for i in missing if (f := faces[i]) is not None}):
         mine = [(i, j) for i, j in pairs if faces[i] == face]
         if not mine:
             continue
@@ -544,8 +544,7 @@ def _twins_in_order(
             ),
         )
         pairs = sorted([*others, *zip(best, cards, strict=True)])
-        missing = sorted(i for i in missing if faces[i] != face) + [i for i in slots if i not in best]
-        missing.sort()
+        missing = sorted([*(i for i in missing if faces[i] != face), *(i for i in slots if i not in best)])
     return pairs, missing
 
 
