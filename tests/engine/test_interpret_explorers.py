@@ -391,9 +391,8 @@ def test_a_table_mob_read_otherwise_where_it_lay_is_set_right_not_fought() -> No
 def test_a_mob_turned_up_is_read_as_a_new_type_the_identifier_ranked_lower() -> None:
     """The night card turned up a skeleton that the identifier named a creeper at 0.4 (an
     enderman 0.26, the skeleton third at 0.08). A creeper and an enderman are on the table
-    already, so as either the reveal would have drawn on for a mob nobody sees; the skeleton ends it. The
-    end of turn is read with the skeleton, not a creeper and a made-up draw, nor moves of a
-    whole turn more that end on the same table."""
+    already, so as either the reveal would have drawn on for a mob nobody sees; the skeleton
+    ends it. The end of turn is read with the skeleton, not a creeper and a made-up draw."""
     before = base(**{"mob-deck": [None] * 8, "mobs": ["zombie", "creeper", "enderman"]})
     after = GAME.apply(before, EndTurn(player=1, reveal=(("mobs", "skeleton"),))).state
     assert after.mobs == ("zombie", "creeper", "enderman", "skeleton")
@@ -420,7 +419,7 @@ def test_cards_hidden_at_once_in_a_row_cost_more_than_a_move_each() -> None:
     once in a player's row (so that fights and a whole turn more explain a misread mob row)
     cost more than a mob read as the identifier's third candidate, at 0.08 against 0.4,
     which the defaults of the other games would not say."""
-    from engine.interpret import InterpretConfig, fit_zone
+    from engine.interpret import fit_zone
 
     def card(*faces: tuple[str, float]) -> SeenCard:
         return SeenCard(candidates=tuple(Candidate(face=f, score=s) for f, s in faces))
