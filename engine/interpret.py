@@ -23,7 +23,7 @@ from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any, Generic, Protocol, TypeVar
 
-from engine.core import Ruleset
+from engine.core import Ruleset, replay
 from engine.errors import EngineError
 from engine.snapshot import ExpectedZone, SeenCard, TableSnapshot, ZoneKind
 
@@ -961,10 +961,7 @@ class Interpreter(Generic[S, M]):
         (`ExpectedZone.steady`) is set right first (`_misread`), with a desync."""
         fixes = self._misread(belief, snapshot)
         if fixes:
-            state = belief
-            for move in fixes:
-                state = self.ruleset.apply(state, move).state
-            after = self.observe(state, snapshot)
+            after = self.observe(replay(self.ruleset, belief, fixes).state, snapshot)
             return replace(after, moves=(*fixes, *after.moves), desync=True)
         cfg = self.config
         nodes = self._search(belief, snapshot)
@@ -1070,24 +1067,18 @@ class Interpreter(Generic[S, M]):
                 # the rest from there, instead of waiting for the whole table to be still.
                 self._pending = None
                 fixes = self.game.corrections(belief, snapshot, ripe)
-                state = belief
-                for move in fixes:
-                    state = self.ruleset.apply(state, move).state
                 return Interpretation(
-                    moves=fixes, score=root.score, state=state, desync=True,
+                    moves=fixes, score=root.score, state=replay(self.ruleset, belief, fixes).state, desync=True,
                     alternatives=alternatives, frame=snapshot.frame,
                 )
             return self._waiting(belief, best, alternatives, snapshot)
         # Held long enough: keep the best legal part, then make the belief match the table.
         self._pending = None
         fixes = self.game.corrections(best.state, snapshot, sorted(best.unexplained))
-        state = best.state
-        for move in fixes:
-            state = self.ruleset.apply(state, move).state
         return Interpretation(
             moves=(*best.moves, *fixes),
             score=best.score,
-            state=state,
+            state=replay(self.ruleset, best.state, fixes).state,
             desync=True,
             alternatives=alternatives,
             frame=snapshot.frame,
