@@ -387,6 +387,13 @@ class ZoneFit:
     hidden: int = 0  # covered cards not seen (`ExpectedZone.covered`), though it matches
 
 
+def out_of_order(pairs: Iterable[tuple[int, int]]) -> int:
+    """Pairs of (expected index, seen index) pairs that lie in the other order on the two
+    sides (an ordered spread lists its faces most recent first, as the camera lists cards)."""
+    js = [j for _, j in sorted(pairs)]
+    return sum(1 for a in range(len(js)) for b in range(a + 1, len(js)) if js[a] > js[b])
+
+
 def fit_zone(
     expected: ExpectedZone, seen: Sequence[SeenCard], count: int | None, config: InterpretConfig
 ) -> ZoneFit:
@@ -424,9 +431,7 @@ def fit_zone(
         # Cards of a spread are listed most recent first on both sides: pairs out of order
         # cost a little, so that of two explanations alike but for the order of their moves
         # the one that laid the cards as they lie wins.
-        js = [j for _, j in sorted(m.pairs)]
-        inversions = sum(1 for a in range(len(js)) for b in range(a + 1, len(js)) if js[a] > js[b])
-        score -= config.order_penalty * inversions
+        score -= config.order_penalty * out_of_order(m.pairs)
     missing = m.missing
     if expected.covered and missing:
         # A card under another that was not seen: most likely hidden, not gone, but not noise

@@ -44,7 +44,7 @@ from engine.games.minecraft_explorers import (
     TrophyMove,
     Use,
 )
-from engine.interpret import match_spread
+from engine.interpret import match_spread, out_of_order
 from engine.snapshot import ExpectedZone, SeenCard, TableSnapshot, ZoneKind
 
 MOB_BACK = "mob_back"
@@ -524,10 +524,11 @@ def _twins_in_order(
     """`pairs` and `missing` of a row (`faces` oldest first, seen cards newest first) with
     the cards of one face, when some of them are gone, paired as the row lies: which of two
     spyglasses was used the faces cannot tell, but the one still there lies before or after
-    the other cards as the older or the newer of the two did. Each seen card of such a face
-    takes the area card with as many of the other cards seen older than it (ties: the
-    newer area card, as `match_spread` pairs them)."""
+    the other cards as the older or the newer of the two did. The seen cards of such a face
+    take the area cards that leave fewest pairs out of order (`out_of_order`, the measure of
+    an ordered zone's fit; ties: the newer area cards, as `match_spread` pairs them)."""
     pairs, missing = sorted(pairs), sorted(missing)
+    last = len(faces) - 1  # an area index as an index of `ExpectedZone.faces`, newest first
     for face in sorted({f for i in missing if (f := faces[i]) is not None}):
         mine = [(i, j) for i, j in pairs if faces[i] == face]
         if not mine:
@@ -535,14 +536,12 @@ def _twins_in_order(
         others = [(i, j) for i, j in pairs if faces[i] != face]
         slots = sorted([i for i, _ in mine] + [i for i in missing if faces[i] == face])
         cards = sorted((j for _, j in mine), reverse=True)  # oldest first, as `slots`
-        before = {i: sum(1 for a, _ in others if a < i) for i in slots}  # other cards older in the area
-        seen_before = [sum(1 for _, b in others if b > j) for j in cards]  # and among the seen
-        best = min(
-            itertools.combinations(slots, len(cards)),
-            key=lambda pick: (
-                sum(abs(before[i] - n) for i, n in zip(pick, seen_before, strict=True)), [-i for i in pick]
-            ),
-        )
+        picks = [
+            (out_of_order([(last - i, j) for i, j in [*others, *zip(pick, cards, strict=True)]]), [-i for i in pick],
+             pick)
+            for pick in itertools.combinations(slots, len(cards))
+        ]
+        best = min(picks)[2]
         pairs = sorted([*others, *zip(best, cards, strict=True)])
         missing = sorted([*(i for i in missing if faces[i] != face), *(i for i in slots if i not in best)])
     return pairs, missing

@@ -452,3 +452,19 @@ def test_which_of_two_identical_items_was_used_is_told_by_where_the_other_lies(u
     result = Interpreter(GAME, InterpretConfig.for_game(GAME.id)).observe(before, seen)
     assert not result.pending and not result.desync, result
     assert [GAME.move_to_dict(m) for m in result.moves] == [{"player": 1, "move": "use", "item": used}]
+
+
+@pytest.mark.parametrize("put", ["cherry-blossom.wood", "woods.wood"])
+def test_which_of_two_identical_items_filled_a_chest_is_told_by_where_the_other_lies(put: str) -> None:
+    """The rules offer one way to complete a chest (with the older wood); the move built from
+    the area's difference names the wood that left, told from its twin by where the one left
+    lies in the row."""
+    area = ["cherry-blossom.wood", "woods.apple", "mineshaft.iron-ingot", "woods.wood"]
+    chests = ["chest-09", *BASE["chests"][1:]]
+    before = base(**{"player-1": area, "chests": chests})
+    move = Fill(player=1, chest="chest-09", items=("mineshaft.iron-ingot", put))
+    after = GAME.apply(before, move).state
+    assert put not in after.areas[0] and "mineshaft.iron-ingot" not in after.areas[0]  # (a mob defeated joins)
+    result = Interpreter(GAME, InterpretConfig.for_game(GAME.id)).observe(before, render(after, frame=10))
+    assert not result.pending and not result.desync, result
+    assert [plain(m) for m in result.moves] == [plain(move)]
