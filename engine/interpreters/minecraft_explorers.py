@@ -263,11 +263,11 @@ class ExplorersInterpreter:
         turned up, not a creeper followed by a mob nobody saw."""
         first = self._new_mobs(state, snapshot)
         out: list[tuple[tuple[str, ...], ...]] = [(("mobs", *first),)] if first else [()]
-        if not first or first[-1] not in set(state.mobs) | set(first[:-1]):
+        present = set(state.mobs)
+        if not first or first[-1] not in present | set(first[:-1]):
             return out
         cards = self._turned_up(state, snapshot)
         firsts = [ids[0] if ids else None for ids in (self._ids_of(c) for c in cards)]
-        present = set(state.mobs)
         for k, card in enumerate(cards):
             if firsts[k] is not None and firsts[k] not in present and firsts.count(firsts[k]) == 1:
                 continue  # a new type read once: it may well end a reveal
