@@ -33,6 +33,9 @@ from vision.tracker import Track
 LOOSE_ZONES: Mapping[str, str] = MappingProxyType({"minecraft-card-game": "tnt"})
 # Games whose spreads stack cards over one another (`ZoningConfig.unnamed_frames`): frames.
 UNNAMED_FRAMES: Mapping[str, int] = MappingProxyType({"angry-birds-power-cards": 30})
+# Games whose all-visible zones truly lie side by side (`ZoningConfig.straddle_share`): share.
+# The Mattel layout calls a player's area all-visible, but players fan it.
+STRADDLE_SHARES: Mapping[str, float] = MappingProxyType({"minecraft-explorers": 0.25})
 
 PointMap = Callable[[np.ndarray], np.ndarray]
 
@@ -75,6 +78,15 @@ class ZoningConfig:
       card draws it out), and either would otherwise keep the zone from being read while it
       lies there. In a one-card slot that holds a named card, any card not named is covered
       at once: the slot holds no second card.
+    - `straddle_share`: in a zone whose cards lie side by side (`Stacking.ALL_VISIBLE`), a card
+      lying at least this share of its area (in the picture) on each of two other cards of
+      the zone, both found with more confidence (`Track.peak_score`), is no card: it is the
+      finder's quad over the gap between the two (half of one card, half of the next; an
+      Explorers mob row read with five mobs for four, the fifth named as a spider), and it is
+      left out of the zone. A card really laid across two is found surer than either, being
+      whole and on top. None (the default; `for_game` sets it for the games in
+      `STRADDLE_SHARES`): never. Where cards overlap by design (fans, piles) a card lying on
+      two neighbours is an ordinary sight.
     """
 
     loose_zone: str | None = None
@@ -84,6 +96,7 @@ class ZoningConfig:
     seen_twice: float = 0.3
     unnamed_frames: int | None = None
     overlap_share: float = 0.5
+    straddle_share: float | None = None
 
     def __post_init__(self) -> None:
         if self.loose_zone is not None and not self.loose_zone:
@@ -98,15 +111,18 @@ class ZoningConfig:
             raise ZoningError("ZoningConfig.unnamed_frames: a number of frames, 1 or more, or None")
         if not 0.0 < self.overlap_share <= 1.0:
             raise ZoningError("ZoningConfig.overlap_share: a share of a card's area, in (0, 1]")
+        if self.straddle_share is not None and not 0.0 < self.straddle_share <= 1.0:
+            raise ZoningError("ZoningConfig.straddle_share: a share of a card's area, in (0, 1], or None")
 
     @classmethod
     def for_game(cls, game: str) -> ZoningConfig:
         """The defaults for `game` (its loose zone, if it has one; the faces its deck shows
-        once; how long an unnamed card may hold a spread back, if that ends)."""
+        once; how long an unnamed card may hold a spread back, if that ends; whether a card
+        over the gap between two others of a side-by-side zone is left out)."""
         from engine import get_game
 
         return cls(loose_zone=LOOSE_ZONES.get(game), faces_once=get_game(game).catalog.faces_once(),
-                   unnamed_frames=UNNAMED_FRAMES.get(game))
+                   unnamed_frames=UNNAMED_FRAMES.get(game), straddle_share=STRADDLE_SHARES.get(game))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -238,6 +254,37 @@ def _on_named(cards: list[ZonedCard], corners: Mapping[int, np.ndarray], share: 
     return [replace(c, covered=True) if c.track_id in waiting and lies_on_named(c.track_id) else c for c in cards]
 
 
+def _straddling(cards: list[ZonedCard], tracks: Mapping[int, Track], share: float) -> list[ZonedCard]:
+    """`cards` without those lying at least `share` of their area (in the picture) on each of
+    two other cards of the zone found with more confidence (see `ZoningConfig.straddle_share`)."""
+    if len(cards) < 3:
+        return cards
+    hulls = {c.track_id: cv2.convexHull(np.asarray(tracks[c.track_id].corners, np.float32)) for c in cards}
+    boxes = {k: cv2.boundingRect(h) for k, h in hulls.items()}
+
+    def touch(a: int, b: int) -> bool:
+        ax, ay, aw, ah = boxes[a]
+        bx, by, bw, bh = boxes[b]
+        return ax < bx + bw and bx < ax + aw and ay < by + bh and by < ay + ah
+
+    def straddles(card: ZonedCard) -> bool:
+        me = card.track_id
+        area = float(cv2.contourArea(hulls[me]))
+        if area <= 0:
+            return False
+        peak = tracks[me].peak_score
+        under = 0
+        for other in cards:
+            k = other.track_id
+            if k == me or tracks[k].peak_score <= peak or not touch(me, k):
+                continue
+            if float(cv2.intersectConvexConvex(hulls[me], hulls[k])[0]) >= share * area:
+                under += 1
+        return under >= 2
+
+    return [c for c in cards if not straddles(c)]
+
+
 def _named_beside(cards: list[ZonedCard]) -> list[ZonedCard]:
     """`cards` with the `covered` mark kept only where a named card lies beside it (see
     `ZoningConfig.unnamed_frames`): alone, an unnamed card still holds its zone back."""
@@ -291,6 +338,11 @@ def assign_cards(layout: Layout, tracks: Sequence[Track], config: ZoningConfig) 
                     ),
                 )
             )
+    if config.straddle_share is not None:
+        by_id = {t.track_id: t for t in tracks}
+        for zone in layout.zones:
+            if zone.stacking is Stacking.ALL_VISIBLE and zone.id in found:
+                found[zone.id] = _straddling(found[zone.id], by_id, config.straddle_share)
     if config.unnamed_frames is not None:
         corners = {t.track_id: t.corners for t in tracks}
         singles = {z.id for z in layout.zones if z.stacking is Stacking.SINGLE}

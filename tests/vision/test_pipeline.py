@@ -220,6 +220,44 @@ def test_a_card_the_deck_holds_once_seen_twice_in_a_zone_is_one_card() -> None:
     assert [c.track_id for c in assign_cards(birds, slot, ab).cards("battle-1")] == [2]
 
 
+def test_a_quad_over_the_gap_between_two_side_by_side_cards_is_no_card() -> None:
+    # An Explorers mob row, four mobs side by side: the finder laid a fifth quad (0.61) over
+    # the gap between an enderman and a spider (0.89, 0.86), half on each, and the identifier
+    # named it a spider; the row read five mobs and the rules explained the fifth by a whole
+    # turn nobody played. Left out, the row reads its four.
+    layout = build_layout("minecraft-explorers", 2)
+    assert layout.zone("mobs").stacking == "all-visible"
+    x, y = layout.zone("mobs").center
+    config = ZoningConfig.for_game("minecraft-explorers")
+    assert config.straddle_share is not None
+
+    def quad(x0: float, x1: float) -> np.ndarray:
+        return np.array([[x0, 240], [x1, 241], [x1, 309], [x0, 308]], np.float32)
+
+    def card(track_id: int, x0: float, x1: float, face: str, peak: float, first: int = 10) -> Track:
+        return replace(track(track_id, (x + x0 / 4, y), first=first, face=face, peak=peak), corners=quad(x0, x1))
+
+    row = [card(1, 406, 472, "mob.enderman", 0.89), card(2, 466, 532, "mob.spider", 0.86),
+           card(3, 525, 588, "mob.enderman", 0.70), card(4, 587, 643, "mob.zombie", 0.77)]
+    ghost = card(5, 435, 518, "mob.spider", 0.64, first=30)
+    faces = [c.best.face for c in assign_cards(layout, [*row, ghost], config).seen("mobs")]
+    assert sorted(faces) == ["mob.enderman", "mob.enderman", "mob.spider", "mob.zombie"]
+    # Not where the layout does not say the cards lie side by side, nor without the setting,
+    # nor when the quad is the surer one (a card really laid across two, whole and on top).
+    assert len(assign_cards(layout, [*row, ghost], replace(config, straddle_share=None)).seen("mobs")) == 5
+    assert len(assign_cards(layout, [*row, replace(ghost, peak_score=0.95)], config).seen("mobs")) == 5
+    hunger = layout.zone("hunger")
+    assert hunger.stacking == "fanned"
+    fan = [replace(t, center_mm=np.array(hunger.center)) for t in (*row, ghost)]
+    assert len(assign_cards(layout, fan, config).cards("hunger")) == 5
+    # A card lying on one card only (a second row started over the first) is a card.
+    over = card(6, 410, 470, "mob.witch", 0.6, first=40)
+    over = replace(over, corners=over.corners + np.array([0, 20], np.float32))
+    assert len(assign_cards(layout, [*row, over], config).seen("mobs")) == 5
+    with pytest.raises(ZoningError, match="straddle_share"):
+        ZoningConfig(straddle_share=0.0)
+
+
 def test_zoning_config_errors_name_the_field() -> None:
     with pytest.raises(ZoningError, match="loose_zone"):
         ZoningConfig(loose_zone="")
