@@ -1025,11 +1025,14 @@ class Interpreter(Generic[S, M]):
             return self._waiting(belief, best, alternatives, snapshot)
         self._confirm = None
         explaining = next((n for n in nodes if n.explains), None)
-        if explaining is not None and (
+        if explaining is not None and explaining.warnings <= best.warnings and (
             explaining.score >= best.score - cfg.zone_penalty - cfg.card_penalty
         ):
             # The best full explanation, or one within an unseen card of the best: the table
-            # as read.
+            # as read. The margin is for a card not seen, not for rules broken: a full
+            # explanation that breaks more rules than the best (an Explorers display card
+            # misread until now, explained by refilling the display and exploring the slots
+            # again after the hunger ran out) is not taken on it.
             best = explaining
         if self._acceptable(best):
             # Everything explained, or all but a card or two not seen this time (a glare, a

@@ -466,3 +466,33 @@ def test_a_card_read_as_the_parts_it_lies_on_is_taken_for_the_top_part() -> None
     plain = SeenCard(candidates=(Candidate(face="vertical", score=0.9),))
     m = match_spread(older.faces, [plain], older.covered)
     assert m.pairs == ((0, 0),) and m.missing == (1, 2)
+
+
+def test_a_full_explanation_breaking_more_rules_is_not_taken_on_the_unseen_card_margin() -> None:
+    """The best explanation of a read leaves a zone unexplained; a full one scores a little
+    lower, within the margin kept for a card not seen (`zone_penalty + card_penalty`). Taken
+    when it breaks no more rules than the best; when it needs broken rules to explain the
+    read (an Explorers display card misread until then, explained by refilling the display
+    and exploring its slots again with the hunger spent), the change waits as unexplained."""
+    from engine.interpret import _Node
+
+    state = GAME.initial_state(players=2, seed=3)
+    after = GAME.apply(state, Mine(player=1, pile=1))
+    snap = render(after.state, frame=10)
+    cfg = InterpretConfig(pending_frames=5, pending_seconds=10.0)
+    margin = cfg.zone_penalty + cfg.card_penalty
+
+    def node(moves: tuple[McgMove, ...], warnings: int, score: float, explains: bool) -> _Node[Any, Any]:
+        return _Node(moves=moves, state=after.state if moves else state, warnings=warnings, depth=len(moves),
+                     score=score, explains=explains, within_noise=False,
+                     unexplained=frozenset() if explains else frozenset({"player-1"}),
+                     differs=frozenset({"player-1"}), appearance={})
+
+    root = node((), 0, -12.0, False)
+    for warnings, taken in ((0, True), (2, False)):
+        interp: Interpreter[Any, Any] = Interpreter(GAME, cfg)
+        full = node((Mine(player=1, pile=1),), warnings, -12.0 - margin + 1.0, True)
+        interp._search = lambda belief, snapshot, nodes=[root, full]: nodes  # type: ignore[method-assign]
+        result = interp.observe(state, snap)
+        assert (result.moves == full.moves) is taken
+        assert result.pending is not taken
