@@ -270,7 +270,8 @@ class PipelineConfig:
                 raise PipelineError(f"PipelineConfig.for_game: fps must be more than 0, got {fps}")
             changes["settle"] = SettleConfig(still_frames=max(3, round(SETTLE_SECONDS * fps)))
         if "tracker" not in changes:
-            changes["tracker"] = _tracker_config(15.0 if fps is None else fps, recheck=game in RECHECKED_GAMES)
+            changes["tracker"] = _tracker_config(15.0 if fps is None else fps, recheck=game in RECHECKED_GAMES,
+                                                 faint_below=changes["zoning"].sure_score)
         return cls(**changes)
 
 
@@ -279,13 +280,15 @@ def _finder_config(peaks: Peaks) -> FinderConfig:
     return FinderConfig(threshold=0.3, refine=Refine.NONE, peaks=peaks)
 
 
-def _tracker_config(fps: float, *, recheck: bool = False) -> TrackerConfig:
+def _tracker_config(fps: float, *, recheck: bool = False, faint_below: float | None = None) -> TrackerConfig:
     """The pipeline's tracker settings for a camera of `fps` frames per second; with `recheck`,
-    unsure cards are read again (`RECHECK_BELOW`, every `RECHECK_SECONDS`)."""
+    unsure cards are read again (`RECHECK_BELOW`, every `RECHECK_SECONDS`); a card whose look
+    changed and that cannot be named, found fainter than `faint_below`, loses its name."""
     return TrackerConfig(reidentify_appearance=0.06,
                          retry_unnamed_frames=max(1, round(RETRY_UNNAMED_SECONDS * fps)),
                          recheck_below=RECHECK_BELOW if recheck else None,
-                         recheck_frames=max(1, round(RECHECK_SECONDS * fps)))
+                         recheck_frames=max(1, round(RECHECK_SECONDS * fps)),
+                         faint_below=faint_below)
 
 
 # -- stages: small functions ----------------------------------------------------------------------

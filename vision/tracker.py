@@ -92,6 +92,12 @@ class TrackerConfig:
       answer averaged into its evidence (`evidence_rate`): a card read once from a poor cut (the
       refiner put a corner off) as the runner-up of a close call is settled by later cuts, as
       the finder's corners vary from frame to frame. None never asks again.
+    - `faint_below`: a named card whose look changed (a flip or a swap) that the identifier
+      cannot name as it looks now, and that the finder sees with less confidence than this,
+      loses its name and counts as found that faintly (`Track.peak_score`): it is the bare
+      cloth where a card was lifted off, which the finder goes on taking for a faint card
+      (0.45 where an Explorers skeleton lay in a row), not the card. A card found surely keeps
+      its name (a hand beside it changes its look for a while). None: a name is kept.
     """
 
     frames_to_confirm: int = 3
@@ -108,6 +114,7 @@ class TrackerConfig:
     retry_unnamed_frames: int = 1
     recheck_below: float | None = None
     recheck_frames: int = 15
+    faint_below: float | None = None
 
     def __post_init__(self) -> None:
         if self.frames_to_confirm < 1:
@@ -120,6 +127,8 @@ class TrackerConfig:
             raise TrackerError("TrackerConfig.recheck_frames: must be at least 1")
         if self.recheck_below is not None and not 0.0 < self.recheck_below <= 1.0:
             raise TrackerError("TrackerConfig.recheck_below: must lie in (0, 1], or be None")
+        if self.faint_below is not None and not 0.0 < self.faint_below <= 1.0:
+            raise TrackerError("TrackerConfig.faint_below: must lie in (0, 1], or be None")
         for name in ("max_jump_mm", "reidentify_move_mm", "reidentify_turn_deg", "reidentify_appearance"):
             if not getattr(self, name) > 0:
                 raise TrackerError(f"TrackerConfig.{name}: must be more than 0")
@@ -299,6 +308,7 @@ class _TrackState:
         "ref_center",
         "ref_signature",
         "rotated_180",
+        "score",
         "signature",
         "track_id",
         "unnamed_at",
@@ -312,6 +322,7 @@ class _TrackState:
         self.hits = 0
         self.misses = 0
         self.peak = 0.0
+        self.score = 0.0  # the finder's confidence in it in the latest frame it was seen in
         self.first_frame = frame
         self.last_frame = frame
         self.detection_index: int | None = None
@@ -493,6 +504,7 @@ class CardTracker:
         s.corners = quad
         s.center = center
         s.peak = max(s.peak, score)
+        s.score = score
         s.hits += 1
         s.misses = 0
         s.last_frame = self._frame
@@ -593,10 +605,22 @@ class CardTracker:
         """Record that the identifier could not name a track, as it looks in the latest frame:
         one never named is not asked again for `retry_unnamed_frames` frames unless the card
         moves, turns or changes look; a named one keeps its evidence, and an unsure one waits
-        `recheck_frames` again."""
+        `recheck_frames` again.
+
+        A named track whose look changed (`IdentifyReason.APPEARANCE`) and that the finder now
+        sees fainter than `TrackerConfig.faint_below` loses its evidence and becomes a track
+        never named, found as surely as it is now (`Track.peak_score`)."""
         s = self._find(track_id)
         if s is None:
             raise TrackerError(f"CardTracker.unnamed: no track {track_id} (it may have ended)")
+        faint = self.config.faint_below
+        if (faint is not None and s.score < faint and s.ref_center is not None
+                and self._reason(s) == IdentifyReason.APPEARANCE):
+            s.evidence = {}
+            s.ranked = ()
+            s.ref_center = None
+            s.ref_signature = None
+            s.peak = s.score
         s.checked_at = self._frame
         if s.ref_center is None:
             s.unnamed_at = (self._frame, s.center.copy(), s.angle,

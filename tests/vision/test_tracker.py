@@ -188,6 +188,58 @@ def test_a_card_the_identifier_cannot_name_waits_unless_it_changes() -> None:
     assert [r.track_id for r in every_frame.tracks_needing_identification()] == [1]
 
 
+def test_a_named_card_that_changes_look_and_cannot_be_named_loses_its_name() -> None:
+    # A skeleton lifted off the Explorers mob row: the finder went on seeing a faint card on
+    # the bare table where it lay (0.45), the track kept the skeleton's name, and the row
+    # read a skeleton that had become a trophy. The identifier, asked every frame about the
+    # new look, could not name it.
+    config = TrackerConfig(retry_unnamed_frames=4, faint_below=0.5)
+    tracker = CardTracker(config)
+    q = card(300, 180)
+
+    def step(look: str, score: float, seed: int) -> list[tuple[int, IdentifyReason]]:
+        d = dets(q)
+        d = Detections(corners=d.corners, scores=np.full(1, score))
+        tracker.update(d, image=draw([q], [look], seed=seed))
+        return [(r.track_id, r.reason) for r in tracker.tracks_needing_identification()]
+
+    for s in range(3):
+        step("front", 0.8, s)
+    tracker.identified(1, {"mob.skeleton": 0.9})
+    assert step("back", 0.45, 3) == [(1, IdentifyReason.APPEARANCE)]
+    tracker.unnamed(1)
+    track = tracker.track(1)
+    assert track is not None
+    assert track.candidates == () and track.peak_score == pytest.approx(0.45)
+    # Now a card never named: asked again when its time is up or its look changes, not every frame.
+    assert [step("back", 0.45, s) for s in range(4, 7)] == [[], [], []]
+    assert step("back", 0.45, 7) == [(1, IdentifyReason.NEW)]
+    # Found surely (a card whose look a hand beside it changed), or without the setting, a
+    # card keeps its name.
+    for sure, cfg in ((0.8, config), (0.45, TrackerConfig(retry_unnamed_frames=4))):
+        tracker = CardTracker(cfg)
+        for s in range(3):
+            step("front", 0.8, s)
+        tracker.identified(1, {"mob.skeleton": 0.9})
+        assert step("back", sure, 3) == [(1, IdentifyReason.APPEARANCE)]
+        tracker.unnamed(1)
+        named = tracker.track(1)
+        assert named is not None and named.face == "mob.skeleton" and named.peak_score == pytest.approx(0.8)
+    with pytest.raises(TrackerError, match="faint_below"):
+        TrackerConfig(faint_below=0.0)
+    # A card that only moved keeps its name when a blurred crop cannot be named.
+    mover = CardTracker(TrackerConfig(reidentify_move_mm=15, faint_below=0.5))
+    for s in range(3):
+        mover.update(dets(q), image=draw([q], ["front"], seed=s))
+    mover.identified(1, {"mob.skeleton": 0.9})
+    moved = card(330, 180)
+    mover.update(dets(moved), image=draw([moved], ["front"], seed=3))
+    assert [r.reason for r in mover.tracks_needing_identification()] == [IdentifyReason.MOVED]
+    mover.unnamed(1)
+    kept = mover.track(1)
+    assert kept is not None and kept.face == "mob.skeleton" and kept.peak_score == pytest.approx(0.9)
+
+
 def test_an_unsure_card_is_read_again_until_a_face_is_sure() -> None:
     """A close call from a poor cut (creeper 0.39, skeleton 0.30) is read again every
     `recheck_frames` while no face reaches `recheck_below`; later reads settle it, and a sure
