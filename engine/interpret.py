@@ -385,6 +385,7 @@ class ZoneFit:
     within_noise: bool  # matches with every face within the first `noise_rank` candidates
     lacking: int = 0  # expected cards not seen, when that is all that does not match
     hidden: int = 0  # covered cards not seen (`ExpectedZone.covered`), though it matches
+    turned_off: int = 0  # cards seen turned otherwise than the state lays them (`ExpectedZone.turned`)
 
 
 def out_of_order(pairs: Iterable[tuple[int, int]]) -> int:
@@ -453,6 +454,16 @@ def fit_zone(
             within = False
         if diff:
             exact = False
+    off = 0
+    if expected.turned is not None:
+        # Cards turned by the state (spent hunger): as many seen turned, give or take the
+        # cards not seen; otherwise it costs as a zone that does not match.
+        turned = sum(1 for c in shown if c.rotated_180)
+        unseen = max(0, len(faces) - len(shown))
+        off = max(0, turned - expected.turned, expected.turned - turned - unseen)
+        if off:
+            score -= config.zone_penalty + config.card_penalty * off
+            exact = within = False
     return ZoneFit(
         score=score,
         matches=matches,
@@ -460,6 +471,7 @@ def fit_zone(
         within_noise=within,
         lacking=0 if m.extra else len(missing),
         hidden=len(m.missing) - len(missing),
+        turned_off=off,
     )
 
 
@@ -614,6 +626,7 @@ class _Node(Generic[S, M]):
     lacking: int = 0  # cards missing from unexplained zones that show nothing unexpected
     unheeded: int = 0  # zones where it disagrees with the hands (`_unheeded_hands`)
     hidden: int = 0  # covered cards it expects that were not seen (`ZoneFit.hidden`)
+    turned_off: int = 0  # cards seen turned otherwise than it lays them (`ZoneFit.turned_off`)
 
     @property
     def settled(self) -> bool:
@@ -680,6 +693,7 @@ class Interpreter(Generic[S, M]):
         differs: set[str] = set()
         lacking = 0
         hidden = 0
+        turned_off = 0
         look_get = look.get
         for zone, fits, by_id_get in reading.zones:
             expected = look_get(zone)
@@ -698,6 +712,7 @@ class Interpreter(Generic[S, M]):
             if entry[3]:
                 continue  # plain: nothing but its score (see `_ZoneFits.add`)
             fit = entry[1]
+            turned_off += fit.turned_off
             if expected.soft:
                 # A zone the state is not sure of scores, but never holds an explanation back.
                 if not fit.exact:
@@ -734,6 +749,7 @@ class Interpreter(Generic[S, M]):
             lacking=lacking,
             unheeded=unheeded,
             hidden=hidden,
+            turned_off=turned_off,
         )
 
     # -- search -------------------------------------------------------------------------------
@@ -1026,13 +1042,15 @@ class Interpreter(Generic[S, M]):
         self._confirm = None
         explaining = next((n for n in nodes if n.explains), None)
         if explaining is not None and explaining.warnings <= best.warnings and (
-            explaining.score >= best.score - cfg.zone_penalty - cfg.card_penalty
-        ):
+            explaining.turned_off <= best.turned_off
+        ) and explaining.score >= best.score - cfg.zone_penalty - cfg.card_penalty:
             # The best full explanation, or one within an unseen card of the best: the table
-            # as read. The margin is for a card not seen, not for rules broken: a full
-            # explanation that breaks more rules than the best (an Explorers display card
-            # misread until now, explained by refilling the display and exploring the slots
-            # again after the hunger ran out) is not taken on it.
+            # as read. The margin is for a card not seen, not for rules broken or cards seen
+            # turned otherwise: a full explanation that breaks more rules than the best (an
+            # Explorers display card misread until now, explained by refilling the display
+            # and exploring the slots again after the hunger ran out), or that turns cards
+            # the camera sees as they were (an end of turn made up while the spent hunger
+            # cards still lie turned), is not taken on it.
             best = explaining
         if self._acceptable(best):
             # Everything explained, or all but a card or two not seen this time (a glare, a

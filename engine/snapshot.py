@@ -169,6 +169,11 @@ class ExpectedZone:
     (an Explorers table mob): when the tracker says it holds the very cards it held
     (`TableSnapshot.reread`) and one reads as a face the zone does not expect, the earlier
     read was wrong, and the zone is set as it reads now instead of being explained by moves.
+    `turned` is how many of a spread's cards lie turned 180 degrees by the state (the
+    Explorers hunger cards spent this turn), where the turn is game information the faces do
+    not show: cards seen turned (`SeenCard.rotated_180`) that the state does not account for,
+    or turned cards it expects beyond those the unseen cards may be, cost `card_penalty`
+    each (None: the turn is not read).
     """
 
     kind: ZoneKind
@@ -180,6 +185,7 @@ class ExpectedZone:
     covered: frozenset[int] = frozenset()
     by_hands: bool = False
     steady: bool = False
+    turned: int | None = None
 
     @property
     def counted(self) -> bool:

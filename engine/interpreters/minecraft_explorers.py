@@ -127,13 +127,15 @@ class ExplorersInterpreter:
         out["chests"] = _row(
             tuple(CHEST_FILLED if c in state.filled else self.card_face(c) for c in state.chests)
         )
-        # The turn cards look the same in every state (a spent one is turned, which is not
-        # read), so they tell no explanation from another and never hold one back.
+        # The turn cards show the same faces in every state and never hold an explanation
+        # back; the hunger cards spent this turn lie turned (`turned`), which tells how much
+        # the turn has spent, and that it has not ended, where the camera reads their turn.
         out["hunger"] = ExpectedZone(
             kind=ZoneKind.SPREAD,
             faces=("card_hunger",) * HUNGER_CARDS + ("card_night",),
             count=HUNGER_CARDS + 1,
             soft=True,
+            turned=state.spent,
         )
         out["discard"] = ExpectedZone(
             kind=ZoneKind.PILE,

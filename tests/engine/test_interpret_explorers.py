@@ -36,7 +36,7 @@ FACES = tuple(sorted(GAME.catalog.faces))
 
 def render(state: ExplorersState, *, frame: int = 0, settled: Iterable[str] | None = None) -> TableSnapshot:
     """The snapshot a camera would give of `state` (a spread listed newest first, as the
-    pipeline lists it); damaged tools are seen turned 180 degrees."""
+    pipeline lists it); damaged tools and spent hunger cards are seen turned 180 degrees."""
     zones: dict[str, tuple[SeenCard, ...]] = {}
     counts: dict[str, int] = {}
     look = LOOK.appearance(state)
@@ -48,6 +48,7 @@ def render(state: ExplorersState, *, frame: int = 0, settled: Iterable[str] | No
                 face = "landscape.woods"
             wrong = FACES[(FACES.index(face) + 7) % len(FACES)]
             turned = bool(owned) and owned[len(owned) - 1 - k] in state.used  # rows: newest first
+            turned |= zone == "hunger" and k < state.spent  # the hunger cards spent this turn
             cands = (Candidate(face=face, score=0.9), Candidate(face=wrong, score=0.05))
             cards.append(SeenCard(candidates=cands, rotated_180=turned))
         zones[zone] = tuple(cards[:1] if expected.kind is ZoneKind.PILE else cards)
@@ -468,3 +469,26 @@ def test_which_of_two_identical_items_filled_a_chest_is_told_by_where_the_other_
     result = Interpreter(GAME, InterpretConfig.for_game(GAME.id)).observe(before, render(after, frame=10))
     assert not result.pending and not result.desync, result
     assert [plain(m) for m in result.moves] == [plain(move)]
+
+
+def test_an_end_of_turn_is_read_only_when_the_spent_hunger_cards_are_turned_back() -> None:
+    """A new mob on the table and nothing else: the night card's reveal at the end of the
+    turn, or a mob misread where there was none. The hunger cards tell: an end of turn turns
+    the spent ones back. Seen still turned, no end of turn is made up; the change waits."""
+    before = dataclasses.replace(base(), spent=2)
+    ended = GAME.apply(before, EndTurn(player=1)).state
+    assert ended.spent == 0 and len(ended.mobs) == len(before.mobs) + 1
+    moves = Interpreter(GAME).observe(before, render(ended, frame=10)).moves
+    assert [type(m).NAME for m in moves] == ["end-turn"]
+    still = render(dataclasses.replace(ended, spent=2), frame=10)
+    assert sum(c.rotated_180 for c in still.cards("hunger")) == 2
+    result = Interpreter(GAME).observe(before, still)
+    assert result.pending and result.moves == () and result.state == before
+    # Unread, the hunger cards tell nothing: the end of turn is read from the mob alone.
+    unread = render(dataclasses.replace(ended, spent=2), frame=10, settled=set(still.settled) - {"hunger"})
+    assert [type(m).NAME for m in Interpreter(GAME).observe(before, unread).moves] == ["end-turn"]
+    # A spent card not seen may be one of the turned ones: two seen turned of three spent match.
+    three = dataclasses.replace(before, spent=3)
+    seen = _without(render(three, frame=10), "hunger", 0)
+    assert Interpreter(GAME).observe(three, seen).moves == ()
+    assert LOOK.appearance(three)["hunger"].turned == 3
