@@ -1707,13 +1707,18 @@ class MinecraftExplorers:
                 items = self.completion(state.chest_items[ci], self.chest_needs(chest), mine)
                 if items is not None:
                     yield Fill(player=p, chest=chest, items=items)
+        # A special landscape the explorer map can fetch: one known in the deck, or one of the
+        # cards not seen yet where the deck holds cards not seen (`_fetch_special`).
+        fetchable = any(self.is_special(s) for s in state.landscape_deck) or (
+            None in state.landscape_deck and any(self.is_special(c) for c in state.unseen)
+        )
         for card in sorted(set(mine)):
             if self.food(card) > 0:
                 yield Eat(player=p, item=card)
             category = self.category(card)
-            if (category == "crossbow" and any(self.is_mob(m) for m in state.mobs)) or category == "spyglass" or (category == "map" and any(
-                self.is_special(s) for s in state.landscape_deck
-            )):
+            if (category == "crossbow" and any(self.is_mob(m) for m in state.mobs)) or category == "spyglass" or (
+                category == "map" and fetchable
+            ):
                 yield Use(player=p, item=card)
         trophies = Counter(c for c in mine if self.is_mob(c))
         for mob, n in sorted(trophies.items()):

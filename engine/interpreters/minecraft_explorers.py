@@ -16,7 +16,8 @@ appeared in the player's area (its back, when only the front was known) and the 
 turned or gone (damaged or broken), the payment that left the area at a village, the new mobs
 seen on the table (`reveal: {mobs: [...]}`), the fronts that appeared in refilled display slots
 (a slot that shows the same front on another card, `TableSnapshot.renewed`, refilled too),
-a fight or crossbow whose mobs moved into the area, and a fill whose chests were flipped.
+a fight or crossbow whose mobs moved into the area, an explorer map whose special landscape
+shows in an extra display slot, and a fill whose chests were flipped.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from typing import Any
 from engine.games.minecraft_explorers import (
     DISPLAY_SIZE,
     HUNGER_CARDS,
+    SPECIAL_LANDSCAPES,
     EndTurn,
     Explore,
     ExplorersState,
@@ -401,6 +403,17 @@ class ExplorersInterpreter:
             # costliest), the move is written as players make it, without naming them.
             yield Use(player=p, item=bow)
             yield Use(player=p, item=bow, mobs=tuple(gone[:2]))
+        # An explorer map that left the area: the special landscape it fetched shows in an
+        # extra display slot (when the deck is not known, the rules' own pick may be the
+        # other one). Unnamed first, as players say it, for when it is the rules' pick.
+        for chart in dict.fromkeys(c for c in lost if self.rules.category(c) == "map"):
+            for i in range(DISPLAY_SIZE, DISPLAY_SIZE + 2):
+                zone = f"display-{i + 1}"
+                cards = snapshot.cards(zone) if zone in snapshot.settled else ()
+                kind = self._type_of_front.get(cards[0].best.face) if cards else None
+                if kind in SPECIAL_LANDSCAPES and (i >= len(state.display) or not state.display[i]):
+                    yield Use(player=p, item=chart)
+                    yield Use(player=p, item=chart, landscape=kind)
         # Fill: chests now flipped, completed from the items that left the area.
         if "chests" in unexplained and "chests" in snapshot.settled:
             yield from self._built_fill(state, snapshot, p, lost, gone)

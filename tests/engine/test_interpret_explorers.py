@@ -492,3 +492,28 @@ def test_an_end_of_turn_is_read_only_when_the_spent_hunger_cards_are_turned_back
     seen = _without(render(three, frame=10), "hunger", 0)
     assert Interpreter(GAME).observe(three, seen).moves == ()
     assert LOOK.appearance(three)["hunger"].turned == 3
+
+
+@pytest.mark.parametrize("fetched", ["woodland-mansion", "ocean-monument"])
+def test_an_explorer_map_used_while_the_deck_is_not_known_is_read_with_what_it_fetched(fetched: str) -> None:
+    """The map left the area for the discard pile and a special landscape showed in an
+    extra display slot, from a landscape deck whose cards the belief does not know: the
+    map's use, naming the landscape it fetched where the rules alone would fetch the other
+    (the mansion is their pick), as players say it where they would not."""
+    known = base(**{
+        "landscape-deck": ["taiga.iron-armor", "ocean-monument.wet-sponge+2", "woodland-mansion.totem-of-undying+2"],
+        "player-1": ["village-cartographer.explorer-map", "geode.iron-sword"],
+    })
+    belief = dataclasses.replace(
+        known, landscape_deck=(None,) * len(known.landscape_deck),
+        unseen=tuple(sorted({*known.unseen, *(c for c in known.landscape_deck if c)})))
+    assert any(isinstance(m, Use) for m in GAME.legal_moves(belief))
+    move = Use(player=1, item="village-cartographer.explorer-map", landscape=fetched)
+    truth = GAME.apply(known, move).state
+    result = Interpreter(GAME).observe(belief, render(truth, frame=10))
+    assert not result.pending and not result.desync, result
+    said = {"player": 1, "move": "use", "item": "village-cartographer.explorer-map"}
+    if fetched != "woodland-mansion":
+        said["landscape"] = fetched
+    assert [GAME.move_to_dict(m) for m in result.moves] == [said]
+    assert LOOK.appearance(result.state)["display-6"].faces == LOOK.appearance(truth)["display-6"].faces
