@@ -516,6 +516,8 @@ def identify_tracks(
 ) -> int:
     """Stage `identify`: crop, identify and record the tracks that need it and the `refresh`
     ones; returns how many were identified (an unknown crop is left for the next frame).
+    A card whose refined outline the shape check set aside and whose finder outline cannot
+    be named is tried at the refined outline as well.
     A track of `among` (track id -> the faces its zone holds, `PipelineConfig.known_faces`)
     that the identifier cannot name is named among those faces, when the identifier can
     (`identify_among`).
@@ -534,12 +536,18 @@ def identify_tracks(
     if not requests:
         return 0
     corners = np.stack([np.asarray(r.corners, np.float32) for r in requests])
+    # The refined outlines the shape check set aside: tried when the finder's cannot be named.
+    set_aside: dict[int, np.ndarray] = {}
     if refiner is not None and config.refine_crops:
         free = (np.ones(len(requests), bool) if config.refine_covered
                 else ~overlapped(tracker, requests, corners))
         if free.any():
             refined = np.asarray(refiner.refine(image, corners[free]), np.float32)
-            corners[free] = keep_plausible(corners[free], refined, to_table, card_mm, config.refine_tolerance)
+            kept_corners = keep_plausible(corners[free], refined, to_table, card_mm, config.refine_tolerance)
+            for k, i in enumerate(np.flatnonzero(free)):
+                if not np.array_equal(kept_corners[k], refined[k]):
+                    set_aside[int(i)] = refined[k]
+            corners[free] = kept_corners
     # One crop per card, and a second one turned a quarter for a card whose shape does not
     # tell which way it lies (`crop_shapes`): the identifier's better answer is kept.
     owner: list[int] = []
@@ -561,6 +569,17 @@ def identify_tracks(
         kept = better_answer(results[i], answer)
         if kept is not results[i]:
             results[i], wide[i] = kept, crop.shape[1] > crop.shape[0]
+    for i, other in set_aside.items():
+        # The finder's outline could not be named: the refined one, though less like the
+        # card's shape, may be (a dim card whose finder corners cut its picture short).
+        if results[i]:
+            continue
+        mine = [crop_card(image, other, short_first=way) for way in crop_shapes(other, to_table)]
+        again = identifier.identify(mine, corners=np.stack([other] * len(mine)), frame_index=frame_index)
+        for answer, crop in zip(again, mine, strict=True):
+            kept = better_answer(results[i], answer)
+            if kept is not results[i]:
+                results[i], wide[i] = kept, crop.shape[1] > crop.shape[0]
     narrow = getattr(identifier, "identify_among", None)
     if among and narrow is not None:
         for i, request in enumerate(requests):

@@ -432,6 +432,55 @@ def test_identify_tracks_cuts_at_the_finders_corners_when_the_refiner_bends_the_
         assert not np.allclose(identifier.corners[0][0], card)
 
 
+def test_a_card_the_finders_outline_cannot_name_is_tried_at_the_refined_outline_set_aside() -> None:
+    # A dim Explorers zombie: the shape check set the refined outline aside (a corner looked
+    # pulled off), the finder's outline cut the picture short and could not be named, and the
+    # card held its row back for ten seconds. The refined outline names it.
+    class Pulls:
+        def refine(self, image: np.ndarray, quads: np.ndarray) -> np.ndarray:
+            out = np.asarray(quads, np.float64).copy()
+            out[:, 3] += (12.0, -40.0)
+            return out
+
+    card = np.array([[100, 100], [218, 100], [218, 282], [100, 282]], np.float32)
+
+    class NamesOnlyTheRefined:
+        def __init__(self) -> None:
+            self.calls = 0
+
+        def identify(self, crops: Sequence[np.ndarray], *, corners: np.ndarray,
+                     frame_index: int) -> list[tuple[FaceCandidate, ...]]:
+            self.calls += 1
+            return [() if np.allclose(c, card) else (FaceCandidate(face="mob.zombie", rotated_180=False, score=0.8),)
+                    for c in corners]
+
+    def to_table(points: np.ndarray) -> np.ndarray:
+        return np.asarray(points, np.float64) / 2.0
+
+    image = np.full((400, 400, 3), 90, np.uint8)
+    tracker = CardTracker(TrackerConfig(frames_to_confirm=1))
+    tracker.update(Detections(corners=card[None], scores=np.full(1, 0.9, np.float32)), image=image, frame_index=0)
+    identifier = NamesOnlyTheRefined()
+    assert identify_tracks(tracker, identifier, image, 0, PipelineConfig(refine_tolerance=0.1), refiner=Pulls(),
+                           to_table=to_table, card_mm=(59.0, 91.0)) == 1
+    assert identifier.calls == 2 and tracker.tracks[0].face == "mob.zombie"
+    # Named at the finder's outline, the refined one is not tried.
+    class CountsAndNames(_NamesAll):
+        calls = 0
+
+        def identify(self, crops: Sequence[np.ndarray], *, corners: np.ndarray,
+                     frame_index: int) -> list[tuple[FaceCandidate, ...]]:
+            self.calls += 1
+            return super().identify(crops, corners=corners, frame_index=frame_index)
+
+    named = CardTracker(TrackerConfig(frames_to_confirm=1))
+    named.update(Detections(corners=card[None], scores=np.full(1, 0.9, np.float32)), image=image, frame_index=0)
+    every = CountsAndNames()
+    identify_tracks(named, every, image, 0, PipelineConfig(refine_tolerance=0.1), refiner=Pulls(),
+                    to_table=to_table, card_mm=(59.0, 91.0))
+    assert every.calls == 1 and named.tracks[0].face == "wood-1"
+
+
 def test_a_zone_whose_cards_are_all_new_tracks_is_renewed() -> None:
     def card(track: int, zone: str) -> ZonedCard:
         return ZonedCard(track_id=track, zone=zone, first_frame=0, rotated_180=False,
