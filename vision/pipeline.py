@@ -25,7 +25,7 @@ from __future__ import annotations
 import bisect
 import math
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
@@ -512,15 +512,15 @@ def identify_tracks(
     refiner: Any = None,
     to_table: TableMap | None = None,
     card_mm: tuple[float, float] | None = None,
-    among: Mapping[int, Sequence[str]] | None = None,
+    among: Callable[[Sequence[Track]], Mapping[int, Sequence[str]]] | None = None,
 ) -> int:
     """Stage `identify`: crop, identify and record the tracks that need it and the `refresh`
     ones; returns how many were identified (an unknown crop is left for the next frame).
     A card whose refined outline the shape check set aside and whose finder outline cannot
     be named is tried at the refined outline as well.
-    A track of `among` (track id -> the faces its zone holds, `PipelineConfig.known_faces`)
-    that the identifier cannot name is named among those faces, when the identifier can
-    (`identify_among`).
+    `among` maps the tracks the identifier could not name to the faces their zones hold
+    (track id -> faces, `faces_by_track`, `PipelineConfig.known_faces`); each of those is
+    named among its faces, when the identifier can (`identify_among`).
     With a `refiner` (`vision.corners.CornerRefiner`) the corners are refined first
     (`PipelineConfig.refine_crops`; not those of a card another overlaps when
     `refine_covered` is off); with
@@ -544,9 +544,9 @@ def identify_tracks(
         if free.any():
             refined = np.asarray(refiner.refine(image, corners[free]), np.float32)
             kept_corners = keep_plausible(corners[free], refined, to_table, card_mm, config.refine_tolerance)
-            for k, i in enumerate(np.flatnonzero(free)):
+            for k, row in enumerate(np.flatnonzero(free).tolist()):
                 if not np.array_equal(kept_corners[k], refined[k]):
-                    set_aside[int(i)] = refined[k]
+                    set_aside[row] = refined[k]
             corners[free] = kept_corners
     # One crop per card, and a second one turned a quarter for a card whose shape does not
     # tell which way it lies (`crop_shapes`): the identifier's better answer is kept.
@@ -565,10 +565,14 @@ def identify_tracks(
         )
     results: list[Sequence[FaceCandidate]] = [() for _ in requests]
     wide: list[bool | None] = [None for _ in requests]  # how the crop of the kept answer was cut
-    for i, answer, crop in zip(owner, answers, crops, strict=True):
+
+    def keep(i: int, answer: Sequence[FaceCandidate], crop: np.ndarray) -> None:
         kept = better_answer(results[i], answer)
         if kept is not results[i]:
             results[i], wide[i] = kept, crop.shape[1] > crop.shape[0]
+
+    for i, answer, crop in zip(owner, answers, crops, strict=True):
+        keep(i, answer, crop)
     for i, other in set_aside.items():
         # The finder's outline could not be named: the refined one, though less like the
         # card's shape, may be (a dim card whose finder corners cut its picture short).
@@ -577,20 +581,19 @@ def identify_tracks(
         mine = [crop_card(image, other, short_first=way) for way in crop_shapes(other, to_table)]
         again = identifier.identify(mine, corners=np.stack([other] * len(mine)), frame_index=frame_index)
         for answer, crop in zip(again, mine, strict=True):
-            kept = better_answer(results[i], answer)
-            if kept is not results[i]:
-                results[i], wide[i] = kept, crop.shape[1] > crop.shape[0]
+            keep(i, answer, crop)
     narrow = getattr(identifier, "identify_among", None)
-    if among and narrow is not None:
-        for i, request in enumerate(requests):
-            faces = among.get(request.track_id)
-            if results[i] or not faces:
+    unnamed = [i for i in range(len(requests)) if not results[i]]
+    if among is not None and narrow is not None and unnamed:
+        views = [t for i in unnamed if (t := tracker.track(requests[i].track_id)) is not None]
+        faces_of = among(views)
+        for i in unnamed:
+            faces = faces_of.get(requests[i].track_id)
+            if not faces:
                 continue
             mine = [crop for k, crop in zip(owner, crops, strict=True) if k == i]
             for answer, crop in zip(narrow(mine, faces), mine, strict=True):
-                kept = better_answer(results[i], answer)
-                if kept is not results[i]:
-                    results[i], wide[i] = kept, crop.shape[1] > crop.shape[0]
+                keep(i, answer, crop)
     done = 0
     for request, candidates, cut_wide in zip(requests, results, wide, strict=True):
         if not candidates:
@@ -900,6 +903,10 @@ class Pipeline:
         self._over.clear()
         self._unnamed.clear()
 
+    def _zone_faces(self, tracks: Sequence[Track]) -> dict[int, tuple[str, ...]]:
+        """Of `tracks`, those in a zone of `PipelineConfig.known_faces`, with its faces."""
+        return faces_by_track(self.layout, tracks, self.config.known_faces)
+
     def _number_zones(self) -> frozenset[str]:
         """Zones the belief shows as a number (`ExpectedZone.counted`: mk. I's face-down piles
         and token areas, an Angry Birds deck whose height changes unseen), not as cards."""
@@ -938,9 +945,8 @@ class Pipeline:
                 before = self.tracker.tracks
                 placed = zone_cards(self.layout, before, cfg)
                 refresh = refresh_requests(before, placed, settle.changed_since_last_settle)
-            among = faces_by_track(self.layout, self.tracker.tracks, cfg.known_faces) if cfg.known_faces else None
             identify_tracks(self.tracker, self.identifier, image, index, cfg, refresh, self.corner_refiner,
-                            self._to_table, self.layout.card_mm, among)
+                            self._to_table, self.layout.card_mm, self._zone_faces if cfg.known_faces else None)
         tracks = self.tracker.tracks
         with timed("zones"):
             contents = zone_cards(self.layout, tracks, cfg)

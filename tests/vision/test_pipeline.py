@@ -370,9 +370,7 @@ def test_without_refine_covered_the_refiner_puts_only_cards_no_other_overlaps_on
 
 def test_a_refined_outline_less_like_the_card_than_the_finders_is_not_cut() -> None:
     # A camera that shows 2 px per table millimetre; a 59 x 91 mm card lying flat.
-    def to_table(points: np.ndarray) -> np.ndarray:
-        return np.asarray(points, np.float64) / 2.0
-
+    to_table = _two_px_per_mm
     card = np.array([[100, 100], [218, 100], [218, 282], [100, 282]], np.float32)
     square = np.array([[100, 100], [218, 100], [218, 218], [100, 218]], np.float32)  # 59 x 59 mm
     np.testing.assert_allclose(card_shape_errors(np.stack([card, np.roll(card, 1, axis=0), square]), to_table,
@@ -390,13 +388,21 @@ def test_a_refined_outline_less_like_the_card_than_the_finders_is_not_cut() -> N
     np.testing.assert_allclose(keep_plausible(coarse[None], pulled[None], to_table, (59.0, 91.0), None)[0], pulled)
 
 
-def test_identify_tracks_cuts_at_the_finders_corners_when_the_refiner_bends_the_outline() -> None:
-    class Pulls:
-        def refine(self, image: np.ndarray, quads: np.ndarray) -> np.ndarray:
-            out = np.asarray(quads, np.float64).copy()
-            out[:, 3] += (12.0, -40.0)
-            return out
+class _PullsACorner:
+    """A corner refiner that pulls every card's fourth corner 40 px up, onto the card."""
 
+    def refine(self, image: np.ndarray, quads: np.ndarray) -> np.ndarray:
+        out = np.asarray(quads, np.float64).copy()
+        out[:, 3] += (12.0, -40.0)
+        return out
+
+
+def _two_px_per_mm(points: np.ndarray) -> np.ndarray:
+    """Image pixels to table millimetres for a camera that shows 2 px per millimetre."""
+    return np.asarray(points, np.float64) / 2.0
+
+
+def test_identify_tracks_cuts_at_the_finders_corners_when_the_refiner_bends_the_outline() -> None:
     class Records(_NamesAll):
         def __init__(self) -> None:
             self.corners: list[np.ndarray] = []
@@ -406,9 +412,7 @@ def test_identify_tracks_cuts_at_the_finders_corners_when_the_refiner_bends_the_
             self.corners.append(np.asarray(corners))
             return super().identify(crops, corners=corners, frame_index=frame_index)
 
-    def to_table(points: np.ndarray) -> np.ndarray:
-        return np.asarray(points, np.float64) / 2.0
-
+    Pulls, to_table = _PullsACorner, _two_px_per_mm
     image = np.full((400, 400, 3), 90, np.uint8)
     card = np.array([[100, 100], [218, 100], [218, 282], [100, 282]], np.float32)
     tracker = CardTracker(TrackerConfig(frames_to_confirm=1))
@@ -436,12 +440,7 @@ def test_a_card_the_finders_outline_cannot_name_is_tried_at_the_refined_outline_
     # A dim Explorers zombie: the shape check set the refined outline aside (a corner looked
     # pulled off), the finder's outline cut the picture short and could not be named, and the
     # card held its row back for ten seconds. The refined outline names it.
-    class Pulls:
-        def refine(self, image: np.ndarray, quads: np.ndarray) -> np.ndarray:
-            out = np.asarray(quads, np.float64).copy()
-            out[:, 3] += (12.0, -40.0)
-            return out
-
+    Pulls, to_table = _PullsACorner, _two_px_per_mm
     card = np.array([[100, 100], [218, 100], [218, 282], [100, 282]], np.float32)
 
     class NamesOnlyTheRefined:
@@ -453,9 +452,6 @@ def test_a_card_the_finders_outline_cannot_name_is_tried_at_the_refined_outline_
             self.calls += 1
             return [() if np.allclose(c, card) else (FaceCandidate(face="mob.zombie", rotated_180=False, score=0.8),)
                     for c in corners]
-
-    def to_table(points: np.ndarray) -> np.ndarray:
-        return np.asarray(points, np.float64) / 2.0
 
     image = np.full((400, 400, 3), 90, np.uint8)
     tracker = CardTracker(TrackerConfig(frames_to_confirm=1))
@@ -573,10 +569,19 @@ def test_a_card_of_a_zone_of_known_faces_is_named_among_them_with_its_turn() -> 
     mobs = replace(t, center_mm=np.array(layout.zone("mobs").center))
     assert faces_by_track(layout, [hunger], config.known_faces) == {t.track_id: ("card_hunger", "card_night")}
     assert faces_by_track(layout, [mobs], config.known_faces) == {}
-    assert identify_tracks(tracker, identifier, image, 0, config, among={}) == 0
-    assert tracker.tracks[0].face is None
+    asked: list[list[int]] = []
+
+    def in_mobs(tracks: Sequence[Track]) -> dict[int, tuple[str, ...]]:
+        asked.append([x.track_id for x in tracks])
+        return faces_by_track(layout, [replace(x, center_mm=mobs.center_mm) for x in tracks], config.known_faces)
+
+    def in_hunger(tracks: Sequence[Track]) -> dict[int, tuple[str, ...]]:
+        return faces_by_track(layout, [replace(x, center_mm=hunger.center_mm) for x in tracks], config.known_faces)
+
+    assert identify_tracks(tracker, identifier, image, 0, config, among=in_mobs) == 0
+    assert tracker.tracks[0].face is None and asked == [[t.track_id]]  # asked about the unnamed only
     assert identify_tracks(tracker, identifier, image, 0, config, refresh=_all_requests(tracker),
-                           among={t.track_id: ("card_hunger", "card_night")}) == 1
+                           among=in_hunger) == 1
     named = tracker.tracks[0]
     assert named.face == "card_hunger" and named.rotated_180
 
