@@ -172,8 +172,9 @@ class ExpectedZone:
     `turned` is how many of a spread's cards lie turned 180 degrees by the state (the
     Explorers hunger cards spent this turn), where the turn is game information the faces do
     not show: cards seen turned (`SeenCard.rotated_180`) that the state does not account for,
-    or turned cards it expects beyond those the unseen cards may be, cost `card_penalty`
-    each (None: the turn is not read).
+    or turned cards it expects beyond those the unseen cards may be, cost as a zone that does
+    not match (`zone_penalty`, and `card_penalty` each), though a soft zone stays explained
+    (None: the turn is not read).
     """
 
     kind: ZoneKind

@@ -406,14 +406,17 @@ class ExplorersInterpreter:
         # An explorer map that left the area: the special landscape it fetched shows in an
         # extra display slot (when the deck is not known, the rules' own pick may be the
         # other one). Unnamed first, as players say it, for when it is the rules' pick.
-        for chart in dict.fromkeys(c for c in lost if self.rules.category(c) == "map"):
-            for i in range(DISPLAY_SIZE, DISPLAY_SIZE + 2):
-                zone = f"display-{i + 1}"
-                cards = snapshot.cards(zone) if zone in snapshot.settled else ()
-                kind = self._type_of_front.get(cards[0].best.face) if cards else None
-                if kind in SPECIAL_LANDSCAPES and (i >= len(state.display) or not state.display[i]):
-                    yield Use(player=p, item=chart)
-                    yield Use(player=p, item=chart, landscape=kind)
+        fetched = []
+        for i in range(DISPLAY_SIZE, DISPLAY_SIZE + 2):
+            zone = f"display-{i + 1}"
+            cards = snapshot.cards(zone) if zone in snapshot.settled else ()
+            kind = self._type_of_front.get(cards[0].best.face) if cards else None
+            if kind in SPECIAL_LANDSCAPES and (i >= len(state.display) or not state.display[i]):
+                fetched.append(kind)
+        for chart in dict.fromkeys(c for c in lost if self.rules.category(c) == "map") if fetched else ():
+            yield Use(player=p, item=chart)
+            for kind in dict.fromkeys(fetched):
+                yield Use(player=p, item=chart, landscape=kind)
         # Fill: chests now flipped, completed from the items that left the area.
         if "chests" in unexplained and "chests" in snapshot.settled:
             yield from self._built_fill(state, snapshot, p, lost, gone)
