@@ -252,8 +252,7 @@ class PipelineConfig:
       `KNOWN_FACES`, set by `for_game`). A card there that the identifier cannot name among
       the whole deck is named among these (`GalleryIdentifier.identify_among`), with how it
       lies: a fan shows a strip of each card, too little to name it among a hundred faces,
-      enough to tell a spent hunger card, turned 180 degrees, from one not spent (94 of 96
-      half-hidden hunger cards of a rendered clip, cut at their true corners).
+      often enough to tell a spent hunger card, turned 180 degrees, from one not spent.
     - `tracker`, `settle`, `zoning`, `interpret`, `bump`: the stages' own configs, each
       documented where it is defined. The tracker re-identifies a card whose look changed by
       0.06 (its own default 0.12 misses a pile top turned face up in compressed video, measured
