@@ -119,10 +119,14 @@ class ExplorersInterpreter:
                 faces=tuple(self.front_face(c) for c in slot),
                 count=len(slot),
             )
+        # Every mob back looks the same and the deck's height changes too little to see: only
+        # a hand that reached into it tells that mobs were turned up (`by_hands`), not the
+        # cost of a fight made up after an end of turn nobody played.
         out["mob-deck"] = ExpectedZone(
             kind=ZoneKind.PILE,
             faces=(MOB_BACK,) if state.mob_deck else (),
             count=len(state.mob_deck),
+            by_hands=True,
         )
         # A table mob never turns over where it lies: the same card read otherwise is a misread.
         out["mobs"] = replace(_row(tuple(self.card_face(m) for m in state.mobs)), steady=True)

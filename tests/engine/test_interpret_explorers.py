@@ -494,6 +494,34 @@ def test_an_end_of_turn_is_read_only_when_the_spent_hunger_cards_are_turned_back
     assert LOOK.appearance(three)["hunger"].turned == 3
 
 
+def test_mobs_turned_up_without_a_hand_at_the_mob_deck_cost_the_reach_penalty() -> None:
+    """Every mob back looks alike and the deck's height changes too little to see: a hand
+    that reached into the mob deck tells that mobs were turned up. An explanation that turns
+    some up where no hand went (an end of turn made up so that a fight's cost matches the
+    hunger seen spent) pays `reach_penalty`, as one that leaves the deck as it was though a
+    hand reached into it."""
+    before = base()
+    assert LOOK.appearance(before)["mob-deck"].counted
+    ended = GAME.apply(before, EndTurn(player=1)).state
+    seen = render(ended, frame=10)
+    counts = {z: n for z, n in seen.counts.items() if z != "mob-deck"}  # its height is not read
+    config = InterpretConfig()
+
+    def best(reached: set[str]) -> Any:
+        snapshot = dataclasses.replace(seen, counts=counts, reached=frozenset(reached))
+        return Interpreter(GAME, config).explain(before, snapshot)[0]
+
+    drawn, undrawn = best({"mobs", "hunger", "mob-deck"}), best({"mobs", "hunger"})
+    assert [type(m).NAME for m in drawn.moves] == [type(m).NAME for m in undrawn.moves] == ["end-turn"]
+    assert undrawn.score == pytest.approx(drawn.score - config.reach_penalty)
+    # A hand at the mob deck and nothing turned up: leaving the deck as it was costs the same.
+    still = dataclasses.replace(render(before, frame=10), counts=counts, reached=frozenset({"mob-deck"}))
+    quiet = dataclasses.replace(still, reached=frozenset())
+    root = [e for e in Interpreter(GAME, config).explain(before, still) if not e.moves]
+    assert Interpreter(GAME, config).explain(before, quiet)[0].moves == ()
+    assert root and root[0].score <= -config.reach_penalty
+
+
 @pytest.mark.parametrize("fetched", ["woodland-mansion", "ocean-monument"])
 def test_an_explorer_map_used_while_the_deck_is_not_known_is_read_with_what_it_fetched(fetched: str) -> None:
     """The map left the area for the discard pile and a special landscape showed in an

@@ -558,8 +558,8 @@ def test_a_card_of_a_zone_of_known_faces_is_named_among_them_with_its_turn() -> 
 
     # In the pipeline: a track of the hunger zone the identifier cannot name is named so.
     layout = build_layout("minecraft-explorers", 2)
-    config = PipelineConfig.for_game("minecraft-explorers")
-    assert config.known_faces["hunger"] == ("card_hunger", "card_night")
+    assert PipelineConfig.for_game("minecraft-explorers").known_faces == {}  # none by default
+    config = PipelineConfig.for_game("minecraft-explorers", known_faces={"hunger": ("card_hunger", "card_night")})
     image = np.full((300, 300, 3), 90, np.uint8)
     quad = np.array([[100, 100], [160, 100], [160, 184], [100, 184]], np.float32)
     tracker = CardTracker(TrackerConfig(frames_to_confirm=1))
