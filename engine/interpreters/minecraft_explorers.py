@@ -239,8 +239,9 @@ class ExplorersInterpreter:
         return self._mobs_seen(snapshot)
 
     def _mobs_seen(self, snapshot: TableSnapshot) -> tuple[str, ...]:
-        """The table mobs the snapshot shows, each as its first candidate."""
-        return tuple(i for c in snapshot.cards("mobs") for i in self._ids_of(c)[:1])
+        """The table mobs the snapshot shows, each as its first candidate, oldest first as the
+        state keeps them (the snapshot lists a row newest first)."""
+        return tuple(i for c in reversed(snapshot.cards("mobs")) for i in self._ids_of(c)[:1])
 
     def _turned_up(self, state: ExplorersState, snapshot: TableSnapshot) -> list[SeenCard]:
         """Mob cards seen on the table that the state does not hold there, in the order they
@@ -514,13 +515,16 @@ class ExplorersInterpreter:
     ) -> tuple[ExpMove, ...]:
         """`table-change` moves for the zones whose cards the faces tell: table mobs and
         player areas. Decks, display slots (a front does not tell the card) and chests are
-        left as believed."""
+        left as believed, and so is a zone the change would leave as it is (a card seen there
+        whose face no card the rules could place shows is left out): such a change is no
+        move, and written again at each later desync it would be read as one each time."""
         out: list[ExpMove] = []
         for zone in zones:
             if zone == "mobs":
                 misread = snapshot.reread is not None and zone in snapshot.reread  # the same cards
                 mobs = self._mobs_as_read(state, snapshot) if misread else self._mobs_seen(snapshot)
-                out.append(TableChange(player=state.current, zone=zone, cards=mobs))
+                if mobs != state.mobs:
+                    out.append(TableChange(player=state.current, zone=zone, cards=mobs))
             elif zone.startswith("player-"):
                 p = int(zone.rsplit("-", 1)[1])
                 lost, gained, _ = self._area_diff(state, snapshot, p)
@@ -536,7 +540,8 @@ class ExplorersInterpreter:
                     if pool:
                         extra.append(pool[0])
                 cards = (*sorted(area.elements()), *extra)
-                out.append(TableChange(player=state.current, zone=zone, cards=cards))
+                if Counter(cards) != Counter(state.areas[p - 1]):
+                    out.append(TableChange(player=state.current, zone=zone, cards=cards))
         return tuple(out)
 
 

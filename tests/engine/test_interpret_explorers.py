@@ -20,6 +20,7 @@ from engine.games.minecraft_explorers import (
     Fight,
     Fill,
     Refresh,
+    TableChange,
     Trade,
     Use,
 )
@@ -520,6 +521,29 @@ def test_mobs_turned_up_without_a_hand_at_the_mob_deck_cost_the_reach_penalty() 
     root = [e for e in Interpreter(GAME, config).explain(before, still) if not e.moves]
     assert Interpreter(GAME, config).explain(before, quiet)[0].moves == ()
     assert root and root[0].score <= -config.reach_penalty
+
+
+def test_a_correction_that_would_leave_the_zone_as_it_is_is_not_written() -> None:
+    """A desync sets a player's area as seen; a card seen there whose face no card the rules
+    can place shows (the one melon card lies in the landscape deck) is left out. When that
+    leaves the area as believed, no `table-change` is written: one that changes nothing,
+    written again at every later desync, was read as a move each time."""
+    before = base()
+    seen = render(before, frame=10)
+    melon = SeenCard(candidates=(Candidate(face="item.melon", score=0.95),))
+    odd = dataclasses.replace(seen, zones={**seen.zones, "player-1": (melon, *seen.cards("player-1"))})
+    assert LOOK.corrections(before, odd, ["player-1", "mobs"]) == ()
+    # A card the rules can place is written, once: set as seen, the area needs no more.
+    wood = SeenCard(candidates=(Candidate(face=LOOK.card_face("woods.wood"), score=0.95),))
+    gained = dataclasses.replace(seen, zones={**seen.zones, "player-1": (wood, *seen.cards("player-1"))})
+    (fix,) = LOOK.corrections(before, gained, ["player-1"])
+    after = GAME.apply(before, fix).state
+    assert len(after.areas[0]) == len(before.areas[0]) + 1
+    assert LOOK.corrections(after, gained, ["player-1"]) == ()
+    # The table mobs seen otherwise are set; seen as believed, they are left.
+    assert LOOK.corrections(before, seen, ["mobs"]) == ()
+    (mobs,) = LOOK.corrections(before, _without(seen, "mobs", 0), ["mobs"])
+    assert isinstance(mobs, TableChange) and mobs.cards == before.mobs[:-1]  # oldest first, as kept
 
 
 @pytest.mark.parametrize("fetched", ["woodland-mansion", "ocean-monument"])
