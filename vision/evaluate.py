@@ -381,18 +381,12 @@ class IdentifyCall:
 
 class RecordingIdentifier:
     """A `CardIdentifier` that passes every call to the identifier it wraps and keeps what was
-    asked and answered until `drain` is called: the pipeline's code path is unchanged. It has
-    `identify_among` exactly when the wrapped identifier has (the pipeline looks for it): those
-    answers, for crops `identify` left unknown, pass through unrecorded, so the identifier's
-    figures are those of the whole deck."""
+    asked and answered until `drain` is called: the pipeline's code path is unchanged (the
+    pipeline calls nothing of an identifier but `identify`)."""
 
     def __init__(self, inner: CardIdentifier) -> None:
         self.inner = inner
         self._calls: list[IdentifyCall] = []
-
-    @property
-    def identify_among(self) -> Callable[[Sequence[np.ndarray], Sequence[str]], list[tuple[FaceCandidate, ...]]]:
-        return self.inner.identify_among  # type: ignore[attr-defined,no-any-return]  # AttributeError when it has none
 
     def identify(
         self, crops: Sequence[np.ndarray], *, corners: np.ndarray, frame_index: int

@@ -25,7 +25,7 @@ from __future__ import annotations
 import bisect
 import math
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
@@ -46,7 +46,7 @@ from vision.capture import Frame
 from vision.corners import KeptRefinements
 from vision.detections import Detections, iou_matrix
 from vision.finder import FinderConfig, Peaks, Refine
-from vision.identify import MIN_SCORE, FaceCandidate
+from vision.identify import FaceCandidate
 from vision.preprocess import INPUT_HEIGHT, INPUT_WIDTH, rectify
 from vision.settle import SettleConfig, SettleGate, SettleState
 from vision.synth.truth import Checkpoint, Truth
@@ -85,14 +85,6 @@ RECHECK_SECONDS = 1.0
 # development clips lost two moves with it (seed 7144: a card far from the camera, faint,
 # lost its name under a hand and was read 7 s late); mk. I and Mattel read the same.
 FAINT_FORGOTTEN_GAMES = frozenset({"minecraft-explorers"})
-# Per game, zones that only ever hold cards of a few faces (`PipelineConfig.known_faces`),
-# their cards named among those faces where the whole deck leaves them unknown. None by
-# default: the Explorers turn cards so named (the hunger cards' fan, each with its turn) read
-# 277 of the 288 moves of 24 rendered clips (seeds 113-136, 0.89 precision) against 282 of
-# 288 (0.94) unnamed, their half-hidden strips' turns too often misread: a hunger card seen
-# turned otherwise than the state lays it costs as a zone that does not match, and the rules
-# made up ends of turn to fit the count.
-KNOWN_FACES: Mapping[str, Mapping[str, tuple[str, ...]]] = MappingProxyType({})
 STAGES = ("camera", "find", "track", "settle", "identify", "zones", "snapshot", "interpret")
 
 
@@ -155,36 +147,6 @@ class GalleryIdentifier:
             return []
         matches = self.gallery.match(self.embedder.embed(crops), self.top_k)
         return [() if m.unknown else tuple(m.candidates) for m in matches]
-
-    def identify_among(
-        self, crops: Sequence[np.ndarray], faces: Sequence[str]
-    ) -> list[tuple[FaceCandidate, ...]]:
-        """Per crop, the gallery's entries of `faces` at both turns, best first, each scored
-        by its share of their calibrated probability: which of them the card is, and how it
-        lies, given that it is one of them (a card of a zone that holds no other faces, too
-        little of which shows to name it among the whole deck). Empty where none of `faces`
-        is in the gallery."""
-        wanted = set(faces)
-        symmetric = self.gallery.symmetric
-        entries = [
-            (2 * i + turned, face, bool(turned))
-            for i, face in enumerate(self.gallery.faces) if face in wanted
-            for turned in ((0,) if symmetric[i] else (0, 1))
-        ]
-        if not len(crops) or not entries:
-            return [() for _ in crops]
-        p = self.gallery.probabilities(self.embedder.embed(crops))
-        cols = [e for e, _, _ in entries]
-        out: list[tuple[FaceCandidate, ...]] = []
-        for row in p[:, cols]:
-            total = float(row.sum())
-            if not total > 0:
-                out.append(())
-                continue
-            order = np.argsort(-row, kind="stable")
-            out.append(tuple(FaceCandidate(face=entries[k][1], rotated_180=entries[k][2],
-                                           score=max(float(row[k]) / total, MIN_SCORE)) for k in order))
-        return out
 
 
 # -- configuration ------------------------------------------------------------------------------
@@ -252,13 +214,6 @@ class PipelineConfig:
       hide part of the card from the camera.
     - `camera_check`: watch the corner markers for a bumped camera (off for geometry that
       comes from a truth file, which is exact).
-    - `known_faces`: zone id -> the only faces its cards show (`KNOWN_FACES`, set by
-      `for_game`: none by default). A card there that the identifier cannot name among the
-      whole deck is named among these (`GalleryIdentifier.identify_among`), with how it lies:
-      a fan shows a strip of each card, too little to name it among a hundred faces, at times
-      enough to tell a spent Explorers hunger card, turned 180 degrees, from one not spent
-      (`{"hunger": ("card_hunger", "card_night")}`; measured worse than leaving them unnamed,
-      see `KNOWN_FACES`).
     - `tracker`, `settle`, `zoning`, `interpret`, `bump`: the stages' own configs, each
       documented where it is defined. The tracker re-identifies a card whose look changed by
       0.06 (its own default 0.12 misses a pile top turned face up in compressed video, measured
@@ -289,7 +244,6 @@ class PipelineConfig:
     reach_seconds: float = 0.2
     unnamed_notice_seconds: float = 4.0
     camera_check: bool = True
-    known_faces: Mapping[str, tuple[str, ...]] = field(default_factory=lambda: MappingProxyType({}))
     tracker: TrackerConfig = field(default_factory=lambda: _tracker_config(15.0))
     settle: SettleConfig = field(default_factory=SettleConfig)
     zoning: ZoningConfig = field(default_factory=ZoningConfig)
@@ -319,7 +273,6 @@ class PipelineConfig:
             changes.setdefault("refine_covered", False)
         if game in SHAPE_CHECKED_GAMES:
             changes.setdefault("refine_tolerance", 0.1)
-        changes.setdefault("known_faces", KNOWN_FACES.get(game, MappingProxyType({})))
         if fps is not None and "settle" not in changes:
             if not fps > 0:
                 raise PipelineError(f"PipelineConfig.for_game: fps must be more than 0, got {fps}")
@@ -517,15 +470,11 @@ def identify_tracks(
     refiner: Any = None,
     to_table: TableMap | None = None,
     card_mm: tuple[float, float] | None = None,
-    among: Callable[[Sequence[Track]], Mapping[int, Sequence[str]]] | None = None,
 ) -> int:
     """Stage `identify`: crop, identify and record the tracks that need it and the `refresh`
     ones; returns how many were identified (an unknown crop is left for the next frame).
     A card whose refined outline the shape check set aside and whose finder outline cannot
     be named is tried at the refined outline as well.
-    `among` maps the tracks the identifier could not name to the faces their zones hold
-    (track id -> faces, `faces_by_track`, `PipelineConfig.known_faces`); each of those is
-    named among its faces, when the identifier can (`identify_among`).
     With a `refiner` (`vision.corners.CornerRefiner`) the corners are refined first
     (`PipelineConfig.refine_crops`; not those of a card another overlaps when
     `refine_covered` is off); with
@@ -587,18 +536,6 @@ def identify_tracks(
         again = identifier.identify(mine, corners=np.stack([other] * len(mine)), frame_index=frame_index)
         for answer, crop in zip(again, mine, strict=True):
             keep(i, answer, crop)
-    narrow = getattr(identifier, "identify_among", None)
-    unnamed = [i for i in range(len(requests)) if not results[i]]
-    if among is not None and narrow is not None and unnamed:
-        views = [t for i in unnamed if (t := tracker.track(requests[i].track_id)) is not None]
-        faces_of = among(views)
-        for i in unnamed:
-            faces = faces_of.get(requests[i].track_id)
-            if not faces:
-                continue
-            mine = [crop for k, crop in zip(owner, crops, strict=True) if k == i]
-            for answer, crop in zip(narrow(mine, faces), mine, strict=True):
-                keep(i, answer, crop)
     done = 0
     for request, candidates, cut_wide in zip(requests, results, wide, strict=True):
         if not candidates:
@@ -609,17 +546,6 @@ def identify_tracks(
             tracker.identified(request.track_id, scores, rotated_180=rotated, cut_wide=cut_wide)
         done += 1
     return done
-
-
-def faces_by_track(
-    layout: Layout, tracks: Sequence[Track], known: Mapping[str, tuple[str, ...]]
-) -> dict[int, tuple[str, ...]]:
-    """Track id -> the only faces its zone holds, for the tracks lying in a zone of `known`
-    (`PipelineConfig.known_faces`)."""
-    if not tracks or not known:
-        return {}
-    zones = layout.assign_zones(np.array([t.center_mm for t in tracks], np.float64).reshape(-1, 2))
-    return {t.track_id: known[z] for t, z in zip(tracks, zones, strict=True) if z is not None and z in known}
 
 
 def zone_cards(layout: Layout, tracks: Sequence[Track], config: PipelineConfig) -> ZoneContents:
@@ -908,10 +834,6 @@ class Pipeline:
         self._over.clear()
         self._unnamed.clear()
 
-    def _zone_faces(self, tracks: Sequence[Track]) -> dict[int, tuple[str, ...]]:
-        """Of `tracks`, those in a zone of `PipelineConfig.known_faces`, with its faces."""
-        return faces_by_track(self.layout, tracks, self.config.known_faces)
-
     def _number_zones(self) -> frozenset[str]:
         """Zones the belief shows as a number (`ExpectedZone.counted`: mk. I's face-down piles
         and token areas, an Angry Birds deck whose height changes unseen), not as cards."""
@@ -951,7 +873,7 @@ class Pipeline:
                 placed = zone_cards(self.layout, before, cfg)
                 refresh = refresh_requests(before, placed, settle.changed_since_last_settle)
             identify_tracks(self.tracker, self.identifier, image, index, cfg, refresh, self.corner_refiner,
-                            self._to_table, self.layout.card_mm, self._zone_faces if cfg.known_faces else None)
+                            self._to_table, self.layout.card_mm)
         tracks = self.tracker.tracks
         with timed("zones"):
             contents = zone_cards(self.layout, tracks, cfg)

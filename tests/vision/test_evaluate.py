@@ -203,18 +203,6 @@ def test_the_recording_identifier_passes_answers_through_and_keeps_them() -> Non
     calls = rec.drain()
     assert len(calls) == 1 and calls[0].frame_index == 7 and calls[0].answers == (answer, answer)
     assert rec.drain() == []
-    # The pipeline names a card of a zone of known faces through `identify_among` where the
-    # identifier has one: the recorder has it exactly then, and its answers pass through.
-    assert getattr(rec, "identify_among", None) is None
-
-    class Narrows(Fixed):
-        def identify_among(self, crops, faces):  # type: ignore[no-untyped-def]
-            return [tuple(FaceCandidate(face=f, rotated_180=False, score=0.5) for f in faces) for _ in crops]
-
-    narrowing = RecordingIdentifier(Narrows())
-    among = narrowing.identify_among([np.zeros((4, 4, 3))], ("card_hunger", "card_night"))
-    assert [c.face for c in among[0]] == ["card_hunger", "card_night"]
-    assert narrowing.drain() == []  # the whole-deck figures count `identify` only
 
 
 # -- moves and final state ----------------------------------------------------------------------------

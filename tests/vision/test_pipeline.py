@@ -30,9 +30,8 @@ from server.vision_feed import VisionFeed, feed_message
 from vision.capture import Frame, open_source
 from vision.detections import Detections
 from vision.finder import FinderConfig, Peaks
-from vision.identify import Calibration, FaceCandidate, Gallery
+from vision.identify import FaceCandidate
 from vision.pipeline import (
-    GalleryIdentifier,
     Pipeline,
     PipelineConfig,
     PipelineError,
@@ -44,7 +43,6 @@ from vision.pipeline import (
     crop_card,
     crop_shapes,
     crop_turned,
-    faces_by_track,
     hand_dwell,
     identify_requests,
     identify_tracks,
@@ -528,62 +526,6 @@ def test_identify_tracks_records_how_the_kept_crop_was_cut() -> None:
     identify_tracks(tracker, ReadsPortraitOnly(), image, 0, PipelineConfig())
     (t,) = tracker.tracks
     assert t.cut_wide is False and t.rotated_180
-
-
-def test_a_card_of_a_zone_of_known_faces_is_named_among_them_with_its_turn() -> None:
-    # A hunger card half under the next one of the fan: too little of it shows to name it
-    # among the whole deck, enough to tell that it lies turned (spent).
-    axes = np.eye(5, dtype=np.float32)
-    gallery = Gallery(
-        faces=("card_hunger", "card_night", "mob.zombie"),
-        embeddings=np.stack([axes[0], axes[1], axes[2], -axes[2], axes[3], -axes[3]]),
-        calibration=Calibration(),
-    )
-
-    class Embeds:
-        """Crop -> its embedding: mostly unlike any face, nearest the hunger card turned."""
-
-        def embed(self, crops: Sequence[np.ndarray]) -> np.ndarray:
-            q = np.array([0.1, 0.35, 0.0, 0.05, 0.93], np.float32)
-            return np.stack([q / np.linalg.norm(q)] * len(crops))
-
-    identifier = GalleryIdentifier(Embeds(), gallery)
-    crop = np.zeros((112, 80, 3), np.uint8)
-    assert identifier.identify([crop], corners=np.zeros((1, 4, 2)), frame_index=0) == [()]
-    (among,) = identifier.identify_among([crop], ("card_hunger", "card_night"))
-    assert (among[0].face, among[0].rotated_180) == ("card_hunger", True) and among[0].score > 0.5
-    assert {c.face for c in among} == {"card_hunger", "card_night"}
-    assert sum(c.score for c in among) == pytest.approx(1.0)
-    assert identifier.identify_among([crop], ("mob.creeper",)) == [()]
-
-    # In the pipeline: a track of the hunger zone the identifier cannot name is named so.
-    layout = build_layout("minecraft-explorers", 2)
-    assert PipelineConfig.for_game("minecraft-explorers").known_faces == {}  # none by default
-    config = PipelineConfig.for_game("minecraft-explorers", known_faces={"hunger": ("card_hunger", "card_night")})
-    image = np.full((300, 300, 3), 90, np.uint8)
-    quad = np.array([[100, 100], [160, 100], [160, 184], [100, 184]], np.float32)
-    tracker = CardTracker(TrackerConfig(frames_to_confirm=1))
-    tracker.update(Detections(corners=quad[None], scores=np.full(1, 0.9, np.float32)), image=image, frame_index=0)
-    (t,) = tracker.tracks
-    hunger = replace(t, center_mm=np.array(layout.zone("hunger").center))
-    mobs = replace(t, center_mm=np.array(layout.zone("mobs").center))
-    assert faces_by_track(layout, [hunger], config.known_faces) == {t.track_id: ("card_hunger", "card_night")}
-    assert faces_by_track(layout, [mobs], config.known_faces) == {}
-    asked: list[list[int]] = []
-
-    def in_mobs(tracks: Sequence[Track]) -> dict[int, tuple[str, ...]]:
-        asked.append([x.track_id for x in tracks])
-        return faces_by_track(layout, [replace(x, center_mm=mobs.center_mm) for x in tracks], config.known_faces)
-
-    def in_hunger(tracks: Sequence[Track]) -> dict[int, tuple[str, ...]]:
-        return faces_by_track(layout, [replace(x, center_mm=hunger.center_mm) for x in tracks], config.known_faces)
-
-    assert identify_tracks(tracker, identifier, image, 0, config, among=in_mobs) == 0
-    assert tracker.tracks[0].face is None and asked == [[t.track_id]]  # asked about the unnamed only
-    assert identify_tracks(tracker, identifier, image, 0, config, refresh=_all_requests(tracker),
-                           among=in_hunger) == 1
-    named = tracker.tracks[0]
-    assert named.face == "card_hunger" and named.rotated_180
 
 
 def test_the_truth_stand_in_reads_the_turn_against_the_crop_it_is_given() -> None:
