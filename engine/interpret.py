@@ -66,6 +66,17 @@ HIDDEN_PENALTY: dict[str, float] = {
 }
 """Games whose covered cards mostly show: the cost of each one not seen (`hidden_penalty`)."""
 
+HIDDEN_KNOWN_GAMES: frozenset[str] = frozenset({
+    # A card an Explorers row already held may be missed for a read (the finder loses one of
+    # a row, a second row is laid over the first); one an explanation puts there, hidden at
+    # once, was a way to explain a card not found: a mob revealed at once covered by another
+    # made up with an end of turn (4-player seed 301: every later move read as the next
+    # player's), a fight's trophy tucked under the next item.
+    "minecraft-explorers",
+})
+"""Games where only a covered card the belief already had goes unseen at `hidden_penalty`
+(`InterpretConfig.hidden_known`)."""
+
 ZONE_PENDING: frozenset[str] = frozenset({
     # Several players count tokens at once, so some zone is nearly always changing: a counter
     # read wrong from the start would wait out `STUCK_FACTOR` pending times, and every move
@@ -99,6 +110,10 @@ class InterpretConfig:
     - `hidden_penalty`: cost of each card that lies under another (`ExpectedZone.covered`) and
       was not seen: far below `card_penalty`, so that a stack read with its lower cards hidden
       matches, and above 0, so that one read whole fits better.
+    - `hidden_known`: a covered card costs only `hidden_penalty` unseen when the belief
+      already had it in that zone (the same face, counted from the oldest end of the spread,
+      or a card changed where it lies: a chest flipped as it is filled); one the explanation
+      puts there costs as any card not seen: what an explanation adds to the table must show. `for_game` turns it on for the games in `HIDDEN_KNOWN_GAMES`.
     - `order_penalty`: cost per pair of an ordered spread's cards (`ExpectedZone.ordered`)
       seen in the other order than the state lays them. Tiny: it only breaks ties between explanations
       that differ in the order of their moves.
@@ -148,6 +163,7 @@ class InterpretConfig:
     card_penalty: float = 4.0
     count_penalty: float = 0.5
     hidden_penalty: float = 0.25
+    hidden_known: bool = False
     order_penalty: float = 0.01
     noise_rank: int = 2
     pending_frames: int = 30
@@ -171,6 +187,7 @@ class InterpretConfig:
         changes.setdefault("hold_seconds", HOLD_SECONDS.get(game, 0.0))
         if game in HIDDEN_PENALTY:
             changes.setdefault("hidden_penalty", HIDDEN_PENALTY[game])
+        changes.setdefault("hidden_known", game in HIDDEN_KNOWN_GAMES)
         changes.setdefault("zone_pending", game in ZONE_PENDING)
         if game in PENDING_SECONDS:
             changes.setdefault("pending_seconds", PENDING_SECONDS[game])
@@ -597,10 +614,12 @@ class _Reading:
     """A snapshot as one search reads it: its settled zones, in the order their scores are
     summed, each with its seen cards, its count and the fits found so far (`_ZoneFits`)."""
 
-    __slots__ = ("snapshot", "zones")
+    __slots__ = ("known", "snapshot", "zones")
 
     def __init__(self, snapshot: TableSnapshot) -> None:
         self.snapshot = snapshot
+        # `_known_covered` answers, kept so that equal looks share one object (and its fits).
+        self.known: dict[tuple[ExpectedZone, tuple[str | None, ...] | None], ExpectedZone] = {}
         # Each zone with the lookup of its fits by identity at hand (`_ZoneFits.by_id.get`).
         self.zones = tuple(
             (zone, fits, fits.by_id.get)
@@ -695,8 +714,16 @@ class Interpreter(Generic[S, M]):
         hidden = 0
         turned_off = 0
         look_get = look.get
+        known = before if cfg.hidden_known and before is not None else None
         for zone, fits, by_id_get in reading.zones:
             expected = look_get(zone)
+            if known is not None and expected is not None and expected.covered:
+                prior = known.get(zone)
+                key = (expected, None if prior is None else prior.faces)
+                adjusted = reading.known.get(key)
+                if adjusted is None:
+                    adjusted = reading.known[key] = _known_covered(expected, prior)
+                expected = adjusted
             if expected is None:
                 if fits.seen:
                     unexplained.add(zone)
@@ -1109,6 +1136,39 @@ class Interpreter(Generic[S, M]):
             alternatives=alternatives,
             frame=snapshot.frame,
         )
+
+
+def _known_covered(expected: ExpectedZone, was: ExpectedZone | None) -> ExpectedZone:
+    """`expected` with only the covered cards that `was` (the belief's look of the zone) had
+    already (`InterpretConfig.hidden_known`): faces paired in order from the oldest end of the
+    spread, then a card left unpaired where `was` left one unpaired at the same place, counted
+    from the oldest end: a card turned or changed where it lies (a chest filled), not added."""
+    if was is not None and was.faces == expected.faces:
+        return expected
+    # Listed newest first: place k from the oldest end is index len - 1 - k.
+    old = was.faces[::-1] if was is not None else ()
+    new = expected.faces[::-1]
+    places: dict[str | None, list[int]] = {}
+    for k, face in enumerate(old):
+        places.setdefault(face, []).append(k)
+    old_paired: set[int] = set()
+    new_unpaired: set[int] = set()
+    for k, face in enumerate(new):
+        left = places.get(face)
+        if left:
+            old_paired.add(left.pop(0))
+        else:
+            new_unpaired.add(k)
+    last = len(new) - 1
+    keep = {i for i in expected.covered if last - i not in new_unpaired}
+    keep.update(
+        last - k
+        for k in new_unpaired
+        if k < len(old) and k not in old_paired and last - k in expected.covered
+    )
+    if len(keep) == len(expected.covered):
+        return expected
+    return replace(expected, covered=frozenset(keep))
 
 
 def _leaves_out(moves: Sequence[Any], part: Sequence[Any]) -> bool:

@@ -60,7 +60,8 @@ def _row(faces: tuple[str | None, ...], *, ordered: bool = False) -> ExpectedZon
     `ExpectedZone.faces` are: each card but the newest may lie partly under the next one
     (players squeeze a long row, chests hide the items tucked under them), too little of it
     seen to be found or named, so one not seen costs `InterpretConfig.hidden_penalty` and
-    still matches (`ExpectedZone.covered`). `ordered`: the order the tracker lists the row
+    still matches (`ExpectedZone.covered`), when the belief had it there already
+    (`InterpretConfig.hidden_known`). `ordered`: the order the tracker lists the row
     (newest first) is evidence, for a player's row: of two cards that show the same item,
     the one left lies where the older or the newer did."""
     return ExpectedZone(

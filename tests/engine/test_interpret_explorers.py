@@ -310,6 +310,51 @@ def test_the_turn_cards_never_hold_a_move_back() -> None:
     assert [plain(m) for m in result.moves] == [plain(move)]
 
 
+def test_a_card_an_explanation_puts_in_a_row_must_show_to_go_unseen_as_covered() -> None:
+    """A lush cave explored turns up a mob; the finder misses it. The explore is read, the mob
+    not seen: not a fight made up so that the mob turned up lies under the fought one's place
+    and its trophy under the next item (cards an explanation adds and hides at once cost as
+    any card not seen: `InterpretConfig.hidden_known`). Without the rule the fight wins."""
+    before = base()
+    move = Explore(player=1, landscape="display-4")
+    after = GAME.apply(before, move).state
+    assert len(after.mobs) == len(before.mobs) + 1
+    missed = _without(render(after, frame=10), "mobs", 0)  # the newest mob, not found
+    config = InterpretConfig.for_game(GAME.id)
+    assert config.hidden_known
+    result = Interpreter(GAME, config).observe(before, missed)
+    assert not result.pending and not result.desync, result
+    assert [plain(m) for m in result.moves] == [plain(move)]
+    lenient = Interpreter(GAME, dataclasses.replace(config, hidden_known=False)).observe(before, missed)
+    assert [type(m).NAME for m in lenient.moves] == ["fight", "explore"]
+
+
+def test_a_chest_filled_where_it_lies_counts_as_a_card_the_row_had() -> None:
+    """Filling a chest flips it where it lies: the card was on the table already, so the
+    flipped chest, under the next one, costs only as a covered card when it is not seen
+    (`InterpretConfig.hidden_known` pairs a card changed in place). The tracker may go on
+    naming it as it was until the identifier reads it anew: the fill then waits, and is not
+    taken for a fight of the mob the completed chest defeated (which leaves the chest as it
+    was but not the two items, which a fill takes and the camera sees gone)."""
+    before = base()
+    move = Fill(player=1, chest="chest-03", items=("woods.potted-flower", "mineshaft.torch"))
+    after = GAME.apply(before, move).state
+    assert "chest-03" in after.filled and len(after.mobs) < len(before.mobs)
+    place = 2  # chest-03 of five, listed newest first
+    look, was = LOOK.appearance(after)["chests"], LOOK.appearance(before)["chests"]
+    assert place in look.covered and look.faces[place] != was.faces[place]
+    seen = render(after, frame=10)
+    config = InterpretConfig.for_game(GAME.id)
+    interpreter = Interpreter(GAME, config)
+    result = interpreter.observe(before, _without(seen, "chests", place))
+    assert not result.pending and not result.desync, result
+    assert [plain(m) for m in result.moves] == [plain(move)]
+    old = list(seen.cards("chests"))
+    old[place] = SeenCard(candidates=(Candidate(face=was.faces[place], score=0.9),))
+    named_as_was = dataclasses.replace(seen, zones={**seen.zones, "chests": tuple(old)})
+    assert "fight" not in [type(m).NAME for m in interpreter.observe(before, named_as_was).moves]
+
+
 def test_a_slot_refilled_with_the_same_front_is_not_read_as_kept_when_its_card_was_replaced() -> None:
     """Copies of a landscape type share their front: a refresh that bottoms a lush cave and
     draws another shows the slot as it was. The tracker tells: the slot's card is another card
