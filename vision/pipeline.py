@@ -85,6 +85,11 @@ RECHECK_SECONDS = 1.0
 # development clips lost two moves with it (seed 7144: a card far from the camera, faint,
 # lost its name under a hand and was read 7 s late); mk. I and Mattel read the same.
 FAINT_FORGOTTEN_GAMES = frozenset({"minecraft-explorers"})
+# In the games in `RECHECKED_GAMES`, a named card that changed look and cannot be named keeps
+# its name in doubt, at most this for its best face (`TrackerConfig.changed_doubt`): under
+# `RECHECK_BELOW`, so it is read again once its look is back, and under the interpreter's
+# `COVERED_UNSURE`, so that under the next card of a row it may be a card misread.
+CHANGED_DOUBT = 0.45
 STAGES = ("camera", "find", "track", "settle", "identify", "zones", "snapshot", "interpret")
 
 
@@ -229,7 +234,9 @@ class PipelineConfig:
       (code of ba00808). For the games in `FAINT_FORGOTTEN_GAMES` a named card whose look
       changed, that cannot be named and that the finder sees fainter than the zoning's
       `sure_score`, loses its name (`TrackerConfig.faint_below`): the bare cloth where a card
-      was lifted off, not the card (Explorers seed 102: 12 of 12 moves instead of 7).
+      was lifted off, not the card (Explorers seed 102: 12 of 12 moves instead of 7); in the
+      games in `RECHECKED_GAMES` one found surely keeps its name in doubt (`CHANGED_DOUBT`):
+      an Explorers chest flipped as it was filled kept its old name at 0.85 (seed 134).
     """
 
     finder: FinderConfig = field(default_factory=lambda: _finder_config(Peaks.LOCAL))
@@ -292,12 +299,14 @@ def _finder_config(peaks: Peaks) -> FinderConfig:
 def _tracker_config(fps: float, *, recheck: bool = False, faint_below: float | None = None) -> TrackerConfig:
     """The pipeline's tracker settings for a camera of `fps` frames per second; with `recheck`,
     unsure cards are read again (`RECHECK_BELOW`, every `RECHECK_SECONDS`); a card whose look
-    changed and that cannot be named, found fainter than `faint_below`, loses its name."""
+    changed and that cannot be named, found fainter than `faint_below`, loses its name, and
+    with `recheck` one found surely keeps it in doubt (`CHANGED_DOUBT`)."""
     return TrackerConfig(reidentify_appearance=0.06,
                          retry_unnamed_frames=max(1, round(RETRY_UNNAMED_SECONDS * fps)),
                          recheck_below=RECHECK_BELOW if recheck else None,
                          recheck_frames=max(1, round(RECHECK_SECONDS * fps)),
-                         faint_below=faint_below)
+                         faint_below=faint_below,
+                         changed_doubt=CHANGED_DOUBT if recheck else None)
 
 
 # -- stages: small functions ----------------------------------------------------------------------

@@ -98,6 +98,13 @@ class TrackerConfig:
       cloth where a card was lifted off, which the finder goes on taking for a faint card
       (0.45 where an Explorers skeleton lay in a row), not the card. A card found surely keeps
       its name (a hand beside it changes its look for a while). None: a name is kept.
+    - `changed_doubt`: a named card whose look changed that the identifier cannot name as it
+      looks now, and that keeps its name (above), keeps it in doubt: its evidence scaled down
+      so that its best face has at most this. A chest flipped where it lies as it is filled
+      (its strip under the next chest shows too little to be named) otherwise went on showing
+      its old name surely, and the fill was read as something else. Set it under
+      `recheck_below`, so that a card whose look came back (a hand went past) is read again
+      and its name restored. None: the evidence is kept whole.
     """
 
     frames_to_confirm: int = 3
@@ -115,6 +122,7 @@ class TrackerConfig:
     recheck_below: float | None = None
     recheck_frames: int = 15
     faint_below: float | None = None
+    changed_doubt: float | None = None
 
     def __post_init__(self) -> None:
         if self.frames_to_confirm < 1:
@@ -129,6 +137,8 @@ class TrackerConfig:
             raise TrackerError("TrackerConfig.recheck_below: must lie in (0, 1], or be None")
         if self.faint_below is not None and not 0.0 < self.faint_below <= 1.0:
             raise TrackerError("TrackerConfig.faint_below: must lie in (0, 1], or be None")
+        if self.changed_doubt is not None and not 0.0 < self.changed_doubt <= 1.0:
+            raise TrackerError("TrackerConfig.changed_doubt: must lie in (0, 1], or be None")
         for name in ("max_jump_mm", "reidentify_move_mm", "reidentify_turn_deg", "reidentify_appearance"):
             if not getattr(self, name) > 0:
                 raise TrackerError(f"TrackerConfig.{name}: must be more than 0")
@@ -609,7 +619,8 @@ class CardTracker:
 
         A named track whose look changed (`IdentifyReason.APPEARANCE`) and that the finder now
         sees fainter than `TrackerConfig.faint_below` loses its evidence and becomes a track
-        never named, found as surely as it is now (`Track.peak_score`)."""
+        never named, found as surely as it is now (`Track.peak_score`); one found surely keeps
+        its name, in doubt (`TrackerConfig.changed_doubt`)."""
         s = self._find(track_id)
         if s is None:
             raise TrackerError(f"CardTracker.unnamed: no track {track_id} (it may have ended)")
@@ -621,6 +632,13 @@ class CardTracker:
             s.ref_center = None
             s.ref_signature = None
             s.peak = s.score
+        doubt = self.config.changed_doubt
+        if (doubt is not None and s.ranked and s.ranked[0].score > doubt and s.ref_center is not None
+                and self._reason(s) == IdentifyReason.APPEARANCE):
+            scale = doubt / s.ranked[0].score
+            s.evidence = {f: v * scale for f, v in s.evidence.items() if v * scale >= self.config.min_evidence}
+            s.ranked = tuple(Candidate(face=c.face, score=c.score * scale) for c in s.ranked
+                             if c.score * scale >= self.config.min_evidence)
         s.checked_at = self._frame
         if s.ref_center is None:
             s.unnamed_at = (self._frame, s.center.copy(), s.angle,

@@ -448,6 +448,34 @@ def test_a_covered_card_not_seen_still_matches_at_a_small_cost() -> None:
     assert not plain.matches and plain.lacking == 2
 
 
+def test_a_covered_card_read_unsure_as_another_face_counts_as_that_card_not_seen() -> None:
+    # Chests fanned with a strip of each showing: the strip of the middle one read, unsure,
+    # as a face the row does not hold. With `covered_unsure` it is that chest misread (a
+    # covered card not seen), not a card missing and another extra; named surely, or on top
+    # of the row, it stays extra, and without the setting it always does.
+    cfg = InterpretConfig(covered_unsure=0.6)
+    look = ExpectedZone(kind=ZoneKind.SPREAD, faces=("top", "mid", "low"), count=3, covered=frozenset({1, 2}))
+
+    def card(face: str, score: float) -> SeenCard:
+        return SeenCard(candidates=(Candidate(face=face, score=score),))
+
+    misread = fit_zone(look, [card("top", 0.9), card("other", 0.54), card("low", 0.9)], None, cfg)
+    assert misread.matches and misread.hidden == 1 and not misread.exact
+    assert misread.score == pytest.approx(-cfg.hidden_penalty)
+    sure = fit_zone(look, [card("top", 0.9), card("other", 0.85), card("low", 0.9)], None, cfg)
+    assert not sure.matches and sure.score < misread.score - cfg.card_penalty
+    off = fit_zone(look, [card("top", 0.9), card("other", 0.54), card("low", 0.9)], None, InterpretConfig())
+    assert not off.matches
+    # One unsure card for two covered cards not seen: one of them, misread; the other hidden.
+    two = fit_zone(look, [card("top", 0.9), card("other", 0.3)], None, cfg)
+    assert two.matches and two.hidden == 2
+    # An unsure card on top of the row is no covered card: the top is missing, the card extra.
+    top = fit_zone(look, [card("other", 0.3), card("mid", 0.9), card("low", 0.9)], None, cfg)
+    assert not top.matches
+    with pytest.raises(InterpretConfigError, match="covered_unsure"):
+        InterpretConfig(covered_unsure=-0.1)
+
+
 def test_a_card_read_as_the_parts_it_lies_on_is_taken_for_the_top_part() -> None:
     # A beam across two verticals (`covered`), read as a single card whose first candidate
     # is a vertical and second the beam: it is the beam, and the verticals under it are

@@ -240,6 +240,50 @@ def test_a_named_card_that_changes_look_and_cannot_be_named_loses_its_name() -> 
     assert kept is not None and kept.face == "mob.skeleton" and kept.peak_score == pytest.approx(0.9)
 
 
+def test_a_named_card_found_surely_that_changes_look_unnamed_keeps_its_name_in_doubt() -> None:
+    """An Explorers chest flipped where it lies as it is filled: the strip of it under the
+    next chest cannot be named, and its old name went on showing at 0.85. With
+    `changed_doubt` it keeps the name unsure; once its look is back (a hand went past), it is
+    read again (`recheck_below`) and a sure answer restores it."""
+    config = TrackerConfig(recheck_below=0.5, recheck_frames=2, changed_doubt=0.45)
+    tracker = CardTracker(config)
+    q = card(300, 180)
+
+    def step(look: str, seed: int) -> list[tuple[int, IdentifyReason]]:
+        tracker.update(dets(q), image=draw([q], [look], seed=seed))
+        return [(r.track_id, r.reason) for r in tracker.tracks_needing_identification()]
+
+    for s in range(3):
+        step("front", s)
+    tracker.identified(1, {"chest_01": 0.85, "chest_09": 0.05})
+    assert step("back", 3) == [(1, IdentifyReason.APPEARANCE)]
+    tracker.unnamed(1)
+    doubted = tracker.track(1)
+    assert doubted is not None and doubted.face == "chest_01"
+    assert [c.score for c in doubted.candidates] == pytest.approx([0.45, 0.45 * 0.05 / 0.85])
+    tracker.unnamed(1)  # asked again about the same look: no lower than the doubt
+    again = tracker.track(1)
+    assert again is not None and again.candidates[0].score == pytest.approx(0.45)
+    # The look comes back: unsure, read again once `recheck_frames` have passed.
+    assert step("front", 4) == []
+    assert step("front", 5) == [(1, IdentifyReason.UNSURE)]
+    tracker.identified(1, {"chest_01": 0.9})
+    restored = tracker.track(1)
+    assert restored is not None and restored.candidates[0].score > config.recheck_below
+    # Without the setting the old name stays as sure as it was.
+    plain = CardTracker(TrackerConfig())
+    tracker = plain
+    for s in range(3):
+        step("front", s)
+    plain.identified(1, {"chest_01": 0.85})
+    step("back", 3)
+    plain.unnamed(1)
+    kept = plain.track(1)
+    assert kept is not None and kept.candidates[0].score == pytest.approx(0.85)
+    with pytest.raises(TrackerError, match="changed_doubt"):
+        TrackerConfig(changed_doubt=1.5)
+
+
 def test_an_unsure_card_is_read_again_until_a_face_is_sure() -> None:
     """A close call from a poor cut (creeper 0.39, skeleton 0.30) is read again every
     `recheck_frames` while no face reaches `recheck_below`; later reads settle it, and a sure
