@@ -123,7 +123,8 @@ class InterpretConfig:
     - `hidden_known`: a covered card costs only `hidden_penalty` unseen when the belief
       already had it in that zone (the same face, counted from the oldest end of the spread,
       or a card changed where it lies: a chest flipped as it is filled); one the explanation
-      puts there costs as any card not seen: what an explanation adds to the table must show. `for_game` turns it on for the games in `HIDDEN_KNOWN_GAMES`.
+      puts there costs as any card not seen: what an explanation adds to the table must
+      show. `for_game` turns it on for the games in `HIDDEN_KNOWN_GAMES`.
     - `covered_unsure`: a seen card no expected face pairs with, below the top of a spread
       and named with a best score under this, may be a covered card of the zone misread (a
       strip of it shows): it then counts as that card not seen (`hidden_penalty`), not as a
