@@ -600,9 +600,7 @@ class CardTracker:
                 face: (1 - rate) * s.evidence.get(face, 0.0) + rate * scores.get(face, 0.0)
                 for face in s.evidence.keys() | scores.keys()
             }
-        s.evidence = {f: v for f, v in evidence.items() if v >= self.config.min_evidence}
-        ranked = sorted(s.evidence.items(), key=lambda kv: (-kv[1], kv[0]))
-        s.ranked = tuple(Candidate(face=f, score=min(1.0, v)) for f, v in ranked if v > 0)
+        self._set_evidence(s, evidence)
         s.rotated_180 = rotated_180
         s.cut_wide = cut_wide
         s.unnamed_at = None
@@ -610,6 +608,12 @@ class CardTracker:
         s.ref_center = s.center.copy()
         s.ref_angle = s.angle
         s.ref_signature = None if s.signature is None else s.signature.copy()
+
+    def _set_evidence(self, s: _TrackState, evidence: Mapping[str, float]) -> None:
+        """Keep the faces of `evidence` with at least `min_evidence`, and rank them."""
+        s.evidence = {f: v for f, v in evidence.items() if v >= self.config.min_evidence}
+        ranked = sorted(s.evidence.items(), key=lambda kv: (-kv[1], kv[0]))
+        s.ranked = tuple(Candidate(face=f, score=min(1.0, v)) for f, v in ranked if v > 0)
 
     def unnamed(self, track_id: int) -> None:
         """Record that the identifier could not name a track, as it looks in the latest frame:
@@ -624,21 +628,17 @@ class CardTracker:
         s = self._find(track_id)
         if s is None:
             raise TrackerError(f"CardTracker.unnamed: no track {track_id} (it may have ended)")
-        faint = self.config.faint_below
-        if (faint is not None and s.score < faint and s.ref_center is not None
-                and self._reason(s) == IdentifyReason.APPEARANCE):
+        faint, doubt = self.config.faint_below, self.config.changed_doubt
+        changed = s.ref_center is not None and self._reason(s) == IdentifyReason.APPEARANCE
+        if changed and faint is not None and s.score < faint:
             s.evidence = {}
             s.ranked = ()
             s.ref_center = None
             s.ref_signature = None
             s.peak = s.score
-        doubt = self.config.changed_doubt
-        if (doubt is not None and s.ranked and s.ranked[0].score > doubt and s.ref_center is not None
-                and self._reason(s) == IdentifyReason.APPEARANCE):
+        elif changed and doubt is not None and s.ranked and s.ranked[0].score > doubt:
             scale = doubt / s.ranked[0].score
-            s.evidence = {f: v * scale for f, v in s.evidence.items() if v * scale >= self.config.min_evidence}
-            s.ranked = tuple(Candidate(face=c.face, score=c.score * scale) for c in s.ranked
-                             if c.score * scale >= self.config.min_evidence)
+            self._set_evidence(s, {f: v * scale for f, v in s.evidence.items()})
         s.checked_at = self._frame
         if s.ref_center is None:
             s.unnamed_at = (self._frame, s.center.copy(), s.angle,
