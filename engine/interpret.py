@@ -608,13 +608,16 @@ class _ZoneFits:
     the entry keeps it alive, so that no other object can take its address meanwhile.
     """
 
-    __slots__ = ("by_id", "by_look", "count", "seen")
+    __slots__ = ("by_id", "by_look", "count", "known", "seen")
 
     def __init__(self, seen: Sequence[SeenCard], count: int | None) -> None:
         self.seen = seen
         self.count = count
         self.by_id: dict[int, tuple[ExpectedZone, ZoneFit, float, bool]] = {}
         self.by_look: dict[ExpectedZone, ZoneFit] = {}
+        # `_known_covered` of a look against the belief's (one for the whole search), by the
+        # look's identity, the look kept alive as in `by_id`.
+        self.known: dict[int, tuple[ExpectedZone, ExpectedZone]] = {}
 
     def add(
         self, expected: ExpectedZone, config: InterpretConfig
@@ -638,12 +641,10 @@ class _Reading:
     """A snapshot as one search reads it: its settled zones, in the order their scores are
     summed, each with its seen cards, its count and the fits found so far (`_ZoneFits`)."""
 
-    __slots__ = ("known", "snapshot", "zones")
+    __slots__ = ("snapshot", "zones")
 
     def __init__(self, snapshot: TableSnapshot) -> None:
         self.snapshot = snapshot
-        # `_known_covered` answers, kept so that equal looks share one object (and its fits).
-        self.known: dict[tuple[ExpectedZone, tuple[str | None, ...] | None], ExpectedZone] = {}
         # Each zone with the lookup of its fits by identity at hand (`_ZoneFits.by_id.get`).
         self.zones = tuple(
             (zone, fits, fits.by_id.get)
@@ -725,7 +726,8 @@ class Interpreter(Generic[S, M]):
         unread: Sequence[str] | None = None,
     ) -> _Node[S, M]:
         """Score `state` (reached by `moves`) against the snapshot; `before` is how the
-        belief looks and `unread` its `_hand_zones`, to tell which unseen changes the
+        belief looks (the same for a whole search: `_ZoneFits.known` keeps what
+        `hidden_known` makes of each look against it) and `unread` its `_hand_zones`, to tell which unseen changes the
         hands must account for (both from `state` itself when not given: the belief)."""
         cfg = self.config
         snapshot = reading.snapshot
@@ -742,12 +744,10 @@ class Interpreter(Generic[S, M]):
         for zone, fits, by_id_get in reading.zones:
             expected = look_get(zone)
             if known is not None and expected is not None and expected.covered:
-                prior = known.get(zone)
-                key = (expected, None if prior is None else prior.faces)
-                adjusted = reading.known.get(key)
-                if adjusted is None:
-                    adjusted = reading.known[key] = _known_covered(expected, prior)
-                expected = adjusted
+                pair = fits.known.get(id(expected))
+                if pair is None or pair[0] is not expected:
+                    pair = fits.known[id(expected)] = (expected, _known_covered(expected, known.get(zone)))
+                expected = pair[1]
             if expected is None:
                 if fits.seen:
                     unexplained.add(zone)
