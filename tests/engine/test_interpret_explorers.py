@@ -330,12 +330,13 @@ def test_a_card_an_explanation_puts_in_a_row_must_show_to_go_unseen_as_covered()
 
 
 def test_a_chest_filled_where_it_lies_counts_as_a_card_the_row_had() -> None:
-    """Filling a chest flips it where it lies: the card was on the table already, so the
-    flipped chest, under the next one, costs only as a covered card when it is not seen
-    (`InterpretConfig.hidden_known` pairs a card changed in place). The tracker may go on
-    naming it as it was until the identifier reads it anew: the fill then waits, and is not
-    taken for a fight of the mob the completed chest defeated (which leaves the chest as it
-    was but not the two items, which a fill takes and the camera sees gone)."""
+    """Filling a chest flips it where it lies: the card was on the table already
+    (`InterpretConfig.hidden_known` pairs a card changed in place). Not seen, the fill is
+    read all the same. The tracker may go on naming it as it was until the identifier reads
+    it anew: the flipped chest then costs only as a covered card not seen, and the fill is
+    not outdone by a fight of the mob the completed chest defeated (which leaves the chest
+    as it was but not the two items, which a fill takes and the camera sees gone); without
+    the pairing the fight was read."""
     before = base()
     move = Fill(player=1, chest="chest-03", items=("woods.potted-flower", "mineshaft.torch"))
     after = GAME.apply(before, move).state
