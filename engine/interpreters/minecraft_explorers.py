@@ -407,8 +407,12 @@ class ExplorersInterpreter:
         for bow in (c for c in lost if self.rules.category(c) == "crossbow"):
             # Unnamed targets first: when the mobs gone are the ones the rules pick anyway (the
             # costliest), the move is written as players make it, without naming them.
+            # Named only when they are not that pick: the same mobs named in another order
+            # differ from it only by the order their trophies lie in, put down at once.
             yield Use(player=p, item=bow)
-            yield Use(player=p, item=bow, mobs=tuple(gone[:2]))
+            named = tuple(gone[:2])
+            if sorted(named) != sorted(self._costliest(state, 2)):
+                yield Use(player=p, item=bow, mobs=named)
         # An explorer map that left the area: the special landscape it fetched shows in an
         # extra display slot (when the deck is not known, the rules' own pick may be the
         # other one). Unnamed first, as players say it, for when it is the rules' pick.
@@ -498,16 +502,20 @@ class ExplorersInterpreter:
         if not rows:
             return
         defeat = tuple(gone[: len(rows)])
-        if len(defeat) == 1 and state.mobs:
+        if len(defeat) == 1 and defeat == self._costliest(state, 1):
             # The costliest table mob is what a completed chest defeats when none is named.
-            auto = max((m for m in state.mobs if self.rules.is_mob(m)),
-                       key=lambda m: (self.rules.cost_of(m), m), default=None)
-            if defeat[0] == auto:
-                defeat = ()
+            defeat = ()
         if len(rows) == 1:
             yield Fill(player=p, chest=rows[0][0], items=rows[0][1:], defeat=defeat)
         else:
             yield Fill(player=p, chests=tuple(rows), defeat=defeat)
+
+    def _costliest(self, state: ExplorersState, n: int) -> tuple[str, ...]:
+        """The table mobs a free defeat takes when none is named (a crossbow's two, a
+        completed chest's one): the costliest, one after the other."""
+        mobs = sorted((m for m in state.mobs if self.rules.is_mob(m)),
+                      key=lambda m: (self.rules.cost_of(m), m), reverse=True)
+        return tuple(mobs[:n])
 
     # -- corrections ----------------------------------------------------------------------------
 

@@ -146,6 +146,13 @@ def test_a_crossbow_names_its_mobs_only_when_they_are_not_the_rules_own_pick() -
     moves, state = observe(before, chosen)
     assert [plain(m) for m in moves] == [plain(chosen)]
     assert sorted(state.mobs) == sorted(GAME.apply(before, chosen).state.mobs)
+    # The rules' own pick with its two trophies seen in the other order (put down at once):
+    # still the move as players make it, not the same mobs named in that order.
+    seen = render(picked, frame=10)
+    row = seen.cards("player-1")
+    swapped = dataclasses.replace(seen, zones={**seen.zones, "player-1": (row[1], row[0], *row[2:])})
+    result = Interpreter(GAME).observe(before, swapped)
+    assert not result.pending and [plain(m) for m in result.moves] == [plain(default)]
 
 
 def test_free_moves_are_recovered_from_the_area() -> None:
