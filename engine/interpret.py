@@ -168,6 +168,11 @@ class InterpretConfig:
       (`TableSnapshot.reread`) is set right only by a card read at least this surely: a card
       read again because it was unsure may come out unsure again, and one flicker would
       otherwise set the zone back and forth.
+    - `reread_ratio`: nor by a card that still ranks a face the zone is believed to show at
+      this fraction of its new best or more: an Explorers skeleton read 0.52 as a skeleton,
+      then 0.52 as a creeper (the skeleton 0.30), is a card the identifier cannot tell, not
+      one misread before (blind seed 142: the row set to a creeper, the skeleton's fight read
+      as the creeper's).
     """
 
     max_depth: int = 4
@@ -193,6 +198,7 @@ class InterpretConfig:
     hold_seconds: float = 0.0
     reach_penalty: float = 1.5
     reread_sure: float = 0.5
+    reread_ratio: float = 0.5
 
     @classmethod
     def for_game(cls, game: str, **changes: Any) -> InterpretConfig:
@@ -218,7 +224,7 @@ class InterpretConfig:
                 raise InterpretConfigError(f"interpret config: '{name}' must be at least 1")
         for name in ("move_penalty", "warning_penalty", "zone_penalty", "card_penalty",
                      "count_penalty", "hidden_penalty", "order_penalty", "pending_seconds", "confirm_margin", "confirm_frames",
-                     "hold_seconds", "reach_penalty", "reread_sure", "covered_unsure"):
+                     "hold_seconds", "reach_penalty", "reread_sure", "reread_ratio", "covered_unsure"):
             if getattr(self, name) < 0:
                 raise InterpretConfigError(f"interpret config: '{name}' must not be negative")
         for name in ("alternatives", "lacking_cards"):
@@ -1009,10 +1015,19 @@ class Interpreter(Generic[S, M]):
 
     # -- deciding -----------------------------------------------------------------------------
 
+    def _sure_reread(self, card: SeenCard, believed: set[str | None]) -> bool:
+        """Whether `card`, read as a face its zone is not believed to show, reads so surely
+        (`reread_sure`) and so far above every face believed there (`reread_ratio`) that
+        the zone's earlier read was wrong."""
+        best = card.best.score
+        rival = max(((card.score_of(f) or 0.0) for f in believed if f is not None), default=0.0)
+        return best >= self.config.reread_sure and rival < self.config.reread_ratio * best
+
     def _misread(self, belief: S, snapshot: TableSnapshot) -> tuple[M, ...]:
         """Corrections for the zones the belief shows as `ExpectedZone.steady` that hold the
         very cards they held (`TableSnapshot.reread`) and read, surely (`reread_sure`), a face
-        the belief does not expect there: the earlier read of one of them was wrong."""
+        the belief does not expect there, well above any it does (`reread_ratio`): the
+        earlier read of one of them was wrong."""
         if not snapshot.reread:
             return ()
         look = self.game.appearance(belief)
@@ -1023,7 +1038,7 @@ class Interpreter(Generic[S, M]):
                 continue
             faces = set(expected.faces)
             odd = [c for c in snapshot.cards(zone) if c.best.face not in faces]
-            if None not in faces and odd and all(c.best.score >= self.config.reread_sure for c in odd):
+            if None not in faces and odd and all(self._sure_reread(c, faces) for c in odd):
                 zones.append(zone)
         return self.game.corrections(belief, snapshot, zones) if zones else ()
 
