@@ -18,6 +18,7 @@ changes that raise `desync`, for the operator to correct.
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
@@ -87,6 +88,17 @@ HIDDEN_KNOWN_GAMES: frozenset[str] = frozenset({
 """Games where only a covered card the belief already had goes unseen at `hidden_penalty`
 (`InterpretConfig.hidden_known`)."""
 
+UNNAMED_PENALTY: dict[str, float] = {
+    # An Explorers card the identifier cannot name for seconds (an iron armor whose dark band
+    # the finder cut off on a dark table, a chest strip under the next chest) lies among
+    # named ones, and the rest of the table goes on: read without it, its zone would be
+    # explained by the card taken away; waited for, every later move of the table waits too
+    # (4-player seed 304: an end of turn and a fight never read).
+    "minecraft-explorers": 1.0,
+}
+"""Games where a card seen but never named stands for any one card of its spread: its cost
+(`unnamed_penalty`)."""
+
 ZONE_PENDING: frozenset[str] = frozenset({
     # Several players count tokens at once, so some zone is nearly always changing: a counter
     # read wrong from the start would wait out `STUCK_FACTOR` pending times, and every move
@@ -130,6 +142,17 @@ class InterpretConfig:
       strip of it shows): it then counts as that card not seen (`hidden_penalty`), not as a
       card missing and another one extra. 0: off. A card named surely, or the top card,
       always counts as extra. `for_game` sets it for the games in `COVERED_UNSURE`.
+    - `unnamed_penalty`: a card seen in a spread that the camera could not name
+      (`TableSnapshot.unnamed`) stands for one expected card of the zone that no seen card
+      pairs with, at this cost: a card is there, which one is not known. One left over tells
+      nothing (it may be a covered card, or one the belief lacks: a move made up to put a
+      card there would explain it no better). None: those cards are not counted (the zone
+      reads as if they were not there, each expected card not seen missing). `for_game` sets
+      it for the games in `UNNAMED_PENALTY`.
+    - `unnamed_put_penalty`: what such a card costs when it stands for a card the
+      explanation puts there (not one the belief had): more, since what a move puts down
+      should show, but less than a card missing, so that a move the rest of the table tells
+      (an explore whose item the identifier cannot name yet) is not held back by it.
     - `order_penalty`: cost per pair of an ordered spread's cards (`ExpectedZone.ordered`)
       seen in the other order than the state lays them. Tiny: it only breaks ties between explanations
       that differ in the order of their moves.
@@ -186,6 +209,8 @@ class InterpretConfig:
     hidden_penalty: float = 0.25
     hidden_known: bool = False
     covered_unsure: float = 0.0
+    unnamed_penalty: float | None = None
+    unnamed_put_penalty: float = 3.0
     order_penalty: float = 0.01
     noise_rank: int = 2
     pending_frames: int = 30
@@ -205,13 +230,14 @@ class InterpretConfig:
         """The defaults for `game` (how long it holds changes the camera cannot decide,
         `HOLD_SECONDS`; how long a change waits to be explained, `PENDING_SECONDS`, with
         `pending_frames` to match at up to 30 frames per second; whether each zone waits on
-        its own, `ZONE_PENDING`; what a covered card not seen costs, `HIDDEN_PENALTY`), with
-        `changes` applied."""
+        its own, `ZONE_PENDING`; what a covered card not seen costs, `HIDDEN_PENALTY`; what
+        a card seen but not named costs, `UNNAMED_PENALTY`), with `changes` applied."""
         changes.setdefault("hold_seconds", HOLD_SECONDS.get(game, 0.0))
         if game in HIDDEN_PENALTY:
             changes.setdefault("hidden_penalty", HIDDEN_PENALTY[game])
         changes.setdefault("hidden_known", game in HIDDEN_KNOWN_GAMES)
         changes.setdefault("covered_unsure", COVERED_UNSURE.get(game, 0.0))
+        changes.setdefault("unnamed_penalty", UNNAMED_PENALTY.get(game))
         changes.setdefault("zone_pending", game in ZONE_PENDING)
         if game in PENDING_SECONDS:
             changes.setdefault("pending_seconds", PENDING_SECONDS[game])
@@ -224,9 +250,12 @@ class InterpretConfig:
                 raise InterpretConfigError(f"interpret config: '{name}' must be at least 1")
         for name in ("move_penalty", "warning_penalty", "zone_penalty", "card_penalty",
                      "count_penalty", "hidden_penalty", "order_penalty", "pending_seconds", "confirm_margin", "confirm_frames",
-                     "hold_seconds", "reach_penalty", "reread_sure", "reread_ratio", "covered_unsure"):
+                     "hold_seconds", "reach_penalty", "reread_sure", "reread_ratio", "covered_unsure",
+                     "unnamed_put_penalty"):
             if getattr(self, name) < 0:
                 raise InterpretConfigError(f"interpret config: '{name}' must not be negative")
+        if self.unnamed_penalty is not None and not self.unnamed_penalty >= 0:
+            raise InterpretConfigError("interpret config: 'unnamed_penalty' must be 0 or more, or None")
         for name in ("alternatives", "lacking_cards"):
             if getattr(self, name) < 0:
                 raise InterpretConfigError(f"interpret config: '{name}' must not be negative")
@@ -437,9 +466,12 @@ def out_of_order(pairs: Iterable[tuple[int, int]]) -> int:
 
 
 def fit_zone(
-    expected: ExpectedZone, seen: Sequence[SeenCard], count: int | None, config: InterpretConfig
+    expected: ExpectedZone, seen: Sequence[SeenCard], count: int | None, config: InterpretConfig,
+    unnamed: int = 0, believed: Sequence[str | None] | None = None,
 ) -> ZoneFit:
-    """Score an expected zone against the seen cards (0 is a perfect fit)."""
+    """Score an expected zone against the seen cards (0 is a perfect fit); `unnamed` more
+    cards were seen in it that the camera could not name (`InterpretConfig.unnamed_penalty`),
+    where the belief shows `believed` (None: not known, every card counts as believed)."""
     if expected.kind is ZoneKind.COUNTER:
         # A number read off the table (tokens, a die): it matches exactly or not at all.
         diff = 0 if count is None else abs(count - expected.count)
@@ -489,6 +521,26 @@ def fit_zone(
             # misread (`covered_unsure`).
             unsure = [j for j in extra if j > 0 and shown[j].best.score < config.covered_unsure][:hidden]
             extra = tuple(j for j in extra if j not in unsure)
+    hidden_n = len(m.missing) - len(missing)
+    if unnamed and config.unnamed_penalty is not None and expected.kind is ZoneKind.SPREAD:
+        # Each card not named is one of the expected cards no seen card pairs with, those
+        # that should show first, and of those the belief's own before any an explanation
+        # puts there (those cost `unnamed_put_penalty`: what a move puts down should show).
+        # One left over is no evidence either way (a covered card not seen, paid for as
+        # hidden, or a card the belief lacks, which a move made up to put it there would
+        # not explain any better).
+        pool = Counter(faces if believed is None else believed)
+        pool.subtract(faces[i] for i, _ in m.pairs)
+        own = []
+        for i in missing:
+            if pool[faces[i]] > 0:
+                pool[faces[i]] -= 1
+                own.append(i)
+        order = [*own, *(i for i in missing if i not in own)][:unnamed]
+        put = sum(1 for i in order if i not in own)
+        missing = tuple(i for i in missing if i not in order)
+        score -= config.unnamed_penalty * (len(order) - put) + config.unnamed_put_penalty * put
+        exact = within = False
     unmatched = len(missing) + len(extra)
     matches = unmatched == 0
     if not matches:
@@ -517,7 +569,7 @@ def fit_zone(
         exact=exact and matches,
         within_noise=within,
         lacking=0 if extra else len(missing),
-        hidden=len(m.missing) - len(missing),
+        hidden=hidden_n,
         turned_off=off,
     )
 
@@ -614,11 +666,14 @@ class _ZoneFits:
     the entry keeps it alive, so that no other object can take its address meanwhile.
     """
 
-    __slots__ = ("by_id", "by_look", "count", "known", "seen")
+    __slots__ = ("believed", "by_id", "by_look", "count", "known", "seen", "unnamed")
 
-    def __init__(self, seen: Sequence[SeenCard], count: int | None) -> None:
+    def __init__(self, seen: Sequence[SeenCard], count: int | None, unnamed: int = 0,
+                 believed: Sequence[str | None] | None = None) -> None:
         self.seen = seen
         self.count = count
+        self.unnamed = unnamed
+        self.believed = believed  # the belief's faces here, where cards were seen not named
         self.by_id: dict[int, tuple[ExpectedZone, ZoneFit, float, bool]] = {}
         self.by_look: dict[ExpectedZone, ZoneFit] = {}
         # `_known_covered` of a look against the belief's (one for the whole search), by the
@@ -635,7 +690,7 @@ class _ZoneFits:
         object as well."""
         fit = self.by_look.get(expected)
         if fit is None:
-            fit = fit_zone(expected, self.seen, self.count, config)
+            fit = fit_zone(expected, self.seen, self.count, config, self.unnamed, self.believed)
             self.by_look[expected] = fit
         plain = fit.exact and (expected.soft or (fit.within_noise and fit.matches))
         entry = (expected, fit, fit.score, plain)
@@ -643,19 +698,29 @@ class _ZoneFits:
         return entry
 
 
+def _faces(look: Mapping[str, ExpectedZone] | None, zone: str) -> tuple[str | None, ...] | None:
+    """The faces `look` shows in `zone` (none where it has no such zone); None without a look."""
+    if look is None:
+        return None
+    expected = look.get(zone)
+    return expected.faces if expected is not None else ()
+
+
 class _Reading:
     """A snapshot as one search reads it: its settled zones, in the order their scores are
-    summed, each with its seen cards, its count and the fits found so far (`_ZoneFits`)."""
+    summed, each with its seen cards, its count and the fits found so far (`_ZoneFits`);
+    with the belief's look (`believed`), what its cards not named were believed to be."""
 
     __slots__ = ("snapshot", "zones")
 
-    def __init__(self, snapshot: TableSnapshot) -> None:
+    def __init__(self, snapshot: TableSnapshot, believed: Mapping[str, ExpectedZone] | None = None) -> None:
         self.snapshot = snapshot
         # Each zone with the lookup of its fits by identity at hand (`_ZoneFits.by_id.get`).
         self.zones = tuple(
             (zone, fits, fits.by_id.get)
             for zone, fits in (
-                (zone, _ZoneFits(snapshot.cards(zone), snapshot.counts.get(zone)))
+                (zone, _ZoneFits(snapshot.cards(zone), snapshot.counts.get(zone), snapshot.unnamed.get(zone, 0),
+                                 _faces(believed, zone) if zone in snapshot.unnamed else None))
                 for zone in snapshot.settled
             )
         )
@@ -817,7 +882,7 @@ class Interpreter(Generic[S, M]):
 
     def _search(self, belief: S, snapshot: TableSnapshot) -> list[_Node[S, M]]:
         cfg = self.config
-        reading = _Reading(snapshot)
+        reading = _Reading(snapshot, self.game.appearance(belief) if snapshot.unnamed else None)
         root = self._evaluate(belief, (), 0, 0, reading)
         if root.within_noise:
             return [root]

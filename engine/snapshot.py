@@ -104,7 +104,9 @@ class TableSnapshot:
     though it may look the same); `reread` the zones that hold the very cards (tracks) they
     held when the table was last taken in, some of them read as another face now: nothing
     was put down or taken away there, the camera read a card otherwise (a card first read
-    from a poor cut, read again). None: not watched.
+    from a poor cut, read again). None: not watched. `unnamed` counts, per zone, the cards
+    seen there besides `zones`' that the camera could not name (a card whose cut the
+    identifier does not know, among named ones): a card lies there, its face unknown.
     """
 
     frame: int
@@ -117,10 +119,12 @@ class TableSnapshot:
     reached: frozenset[str] | None = None  # None: hands were not watched
     renewed: frozenset[str] | None = None  # None: the cards' tracks were not watched
     reread: frozenset[str] | None = None  # None: the cards' tracks were not watched
+    unnamed: Mapping[str, int] = field(default_factory=lambda: MappingProxyType({}))
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "zones", _frozen_zones(self.zones))
         object.__setattr__(self, "counts", MappingProxyType(dict(self.counts)))
+        object.__setattr__(self, "unnamed", MappingProxyType({z: n for z, n in self.unnamed.items() if n}))
         object.__setattr__(self, "settled", frozenset(self.settled))
         if self.reached is not None:
             object.__setattr__(self, "reached", frozenset(self.reached))
@@ -135,12 +139,13 @@ class TableSnapshot:
                         f"snapshot frame {self.frame}: zone {zone!r} holds {card!r}, "
                         "not a SeenCard"
                     )
-        for zone, n in self.counts.items():
-            if not isinstance(n, int) or n < 0:
-                raise SnapshotError(
-                    f"snapshot frame {self.frame}: count of zone {zone!r} must be a "
-                    f"non-negative integer, got {n!r}"
-                )
+        for what, numbers in (("count", self.counts), ("unnamed count", self.unnamed)):
+            for zone, n in numbers.items():
+                if not isinstance(n, int) or n < 0:
+                    raise SnapshotError(
+                        f"snapshot frame {self.frame}: {what} of zone {zone!r} must be a "
+                        f"non-negative integer, got {n!r}"
+                    )
 
     def cards(self, zone: str) -> tuple[SeenCard, ...]:
         """The visible cards of `zone` (empty when the camera saw none there)."""

@@ -602,6 +602,7 @@ def build_snapshot(contents: ZoneContents, readable: frozenset[str], frame_index
         reached=reached,
         renewed=None if last_read is None else renewed_zones(contents, readable, last_read),
         reread=None if taken is None else reread_zones(contents, readable, taken),
+        unnamed={z: contents.unnamed(z) for z in readable},
     )
 
 

@@ -32,7 +32,10 @@ from vision.tracker import Track
 # Games whose engine knows a zone the layout leaves to a free spot of the table.
 LOOSE_ZONES: Mapping[str, str] = MappingProxyType({"minecraft-card-game": "tnt"})
 # Games whose spreads stack cards over one another (`ZoningConfig.unnamed_frames`): frames.
-UNNAMED_FRAMES: Mapping[str, int] = MappingProxyType({"angry-birds-power-cards": 30})
+UNNAMED_FRAMES: Mapping[str, int] = MappingProxyType({"angry-birds-power-cards": 30, "minecraft-explorers": 30})
+# Of those, the games where a card not named lying on a named one is covered at once
+# (`ZoningConfig.overlap_share`): share.
+OVERLAP_SHARES: Mapping[str, float] = MappingProxyType({"angry-birds-power-cards": 0.5})
 # Games whose all-visible zones truly lie side by side (`ZoningConfig.straddle_share`): share.
 # The Mattel layout calls a player's area all-visible, but players fan it.
 STRADDLE_SHARES: Mapping[str, float] = MappingProxyType({"minecraft-explorers": 0.25})
@@ -67,7 +70,8 @@ class ZoningConfig:
       named after this many frames on the table (2 s at 15 frames a second), among named
       cards of its zone (an Angry Birds structure's vertical half under its beam), stops
       holding the zone back: the zone is read without it, as a card too covered to be named,
-      where it would otherwise never be read again. With no named card beside it, such a
+      where it would otherwise never be read again; the snapshot counts it
+      (`ZoneContents.unnamed`). With no named card beside it, such a
       card still holds its zone back (a card under a mug is not read as gone). None (the
       default; `for_game` sets it for the games in `UNNAMED_FRAMES`): never. Where cards of a
       spread only overlap (a fanned hand), a card not yet named is better waited for.
@@ -77,7 +81,11 @@ class ZoningConfig:
       second quad on the named card itself, a few pixels off (a sheet of paper beside the
       card draws it out), and either would otherwise keep the zone from being read while it
       lies there. In a one-card slot that holds a named card, any card not named is covered
-      at once: the slot holds no second card.
+      at once: the slot holds no second card. None: neither, a card not named waits
+      `unnamed_frames` wherever it lies. `for_game` sets it for the games in
+      `OVERLAP_SHARES` only: in an Explorers row a mob just turned up lies half on the last
+      one and is named a few frames later, and a card read past is counted as a card not
+      named (`TableSnapshot.unnamed`), which the rules read as any card of the row.
     - `straddle_share`: in a zone whose cards lie side by side (`Stacking.ALL_VISIBLE`), a card
       lying at least this share of its area (in the picture) on each of two other cards of
       the zone, both found with more confidence (`Track.peak_score`), is no card: it is the
@@ -95,7 +103,7 @@ class ZoningConfig:
     faces_once: frozenset[str] = frozenset()
     seen_twice: float = 0.3
     unnamed_frames: int | None = None
-    overlap_share: float = 0.5
+    overlap_share: float | None = 0.5
     straddle_share: float | None = None
 
     def __post_init__(self) -> None:
@@ -109,20 +117,22 @@ class ZoningConfig:
             raise ZoningError("ZoningConfig.seen_twice: a fraction of the card's short side, in [0, 1]")
         if self.unnamed_frames is not None and self.unnamed_frames < 1:
             raise ZoningError("ZoningConfig.unnamed_frames: a number of frames, 1 or more, or None")
-        if not 0.0 < self.overlap_share <= 1.0:
-            raise ZoningError("ZoningConfig.overlap_share: a share of a card's area, in (0, 1]")
+        if self.overlap_share is not None and not 0.0 < self.overlap_share <= 1.0:
+            raise ZoningError("ZoningConfig.overlap_share: a share of a card's area, in (0, 1], or None")
         if self.straddle_share is not None and not 0.0 < self.straddle_share <= 1.0:
             raise ZoningError("ZoningConfig.straddle_share: a share of a card's area, in (0, 1], or None")
 
     @classmethod
     def for_game(cls, game: str) -> ZoningConfig:
         """The defaults for `game` (its loose zone, if it has one; the faces its deck shows
-        once; how long an unnamed card may hold a spread back, if that ends; whether a card
-        over the gap between two others of a side-by-side zone is left out)."""
+        once; how long an unnamed card may hold a spread back, if that ends, and whether one
+        lying on a named card stops at once; whether a card over the gap between two others of
+        a side-by-side zone is left out)."""
         from engine import get_game
 
         return cls(loose_zone=LOOSE_ZONES.get(game), faces_once=get_game(game).catalog.faces_once(),
-                   unnamed_frames=UNNAMED_FRAMES.get(game), straddle_share=STRADDLE_SHARES.get(game))
+                   unnamed_frames=UNNAMED_FRAMES.get(game), overlap_share=OVERLAP_SHARES.get(game),
+                   straddle_share=STRADDLE_SHARES.get(game))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -163,6 +173,11 @@ class ZoneContents:
         faint detection not named yet (`ZonedCard.sure` false) or a card too covered to be
         named (`ZonedCard.covered`) does not count."""
         return all(c.identified or not c.sure or c.covered for c in self.cards(zone))
+
+    def unnamed(self, zone: str) -> int:
+        """How many cards of the zone are read without a name (`ZonedCard.covered`): found
+        surely, never named, read past."""
+        return sum(1 for c in self.cards(zone) if c.covered and c.sure and not c.identified)
 
     def signature(self, zone: str) -> tuple[tuple[int, str | None], ...]:
         """What the zone shows, for noticing a change: its tracks and their best faces."""
@@ -343,7 +358,7 @@ def assign_cards(layout: Layout, tracks: Sequence[Track], config: ZoningConfig) 
         for zone in layout.zones:
             if zone.stacking is Stacking.ALL_VISIBLE and zone.id in found:
                 found[zone.id] = _straddling(found[zone.id], by_id, config.straddle_share)
-    if config.unnamed_frames is not None:
+    if config.unnamed_frames is not None and config.overlap_share is not None:
         corners = {t.track_id: t.corners for t in tracks}
         singles = {z.id for z in layout.zones if z.stacking is Stacking.SINGLE}
         for name in (spreads | singles) & found.keys():

@@ -526,19 +526,26 @@ class ExplorersInterpreter:
         player areas. Decks, display slots (a front does not tell the card) and chests are
         left as believed, and so is a zone the change would leave as it is (a card seen there
         whose face no card the rules could place shows is left out): such a change is no
-        move, and written again at each later desync it would be read as one each time."""
+        move, and written again at each later desync it would be read as one each time.
+        A card seen but not named (`TableSnapshot.unnamed`) keeps a believed card of its
+        zone that no seen card shows, the newest first."""
         out: list[ExpMove] = []
         for zone in zones:
+            unnamed = snapshot.unnamed.get(zone, 0)
             if zone == "mobs":
                 misread = snapshot.reread is not None and zone in snapshot.reread  # the same cards
                 mobs = self._mobs_as_read(state, snapshot) if misread else self._mobs_seen(snapshot)
+                if unnamed:
+                    m = match_spread([self.card_face(c) for c in state.mobs], snapshot.cards(zone))
+                    kept = sorted(m.missing)[-unnamed:]
+                    mobs = (*(state.mobs[i] for i in kept), *mobs)
                 if mobs != state.mobs:
                     out.append(TableChange(player=state.current, zone=zone, cards=mobs))
             elif zone.startswith("player-"):
                 p = int(zone.rsplit("-", 1)[1])
                 lost, gained, _ = self._area_diff(state, snapshot, p)
                 area = Counter(state.areas[p - 1])
-                area.subtract(lost)
+                area.subtract(lost[:max(0, len(lost) - unnamed)])
                 extra: list[str] = []
                 for c in gained:
                     mob = self._ids_of(c)

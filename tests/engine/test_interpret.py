@@ -476,6 +476,54 @@ def test_a_covered_card_read_unsure_as_another_face_counts_as_that_card_not_seen
         InterpretConfig(covered_unsure=-0.1)
 
 
+def test_a_card_seen_but_not_named_stands_for_one_expected_card_of_its_spread() -> None:
+    # A row of three, the middle card seen but never named (`TableSnapshot.unnamed`): with
+    # `unnamed_penalty` it is the expected card no seen card pairs with, at that cost (the
+    # belief not given: as if it had that card). A second such card tells nothing: it costs
+    # nothing and no expected card need match it.
+    # Without the setting the card is not counted: the middle card is missing.
+    cfg = InterpretConfig(unnamed_penalty=1.0)
+    look = ExpectedZone(kind=ZoneKind.SPREAD, faces=("top", "mid", "low"), count=3)
+
+    def card(face: str) -> SeenCard:
+        return SeenCard(candidates=(Candidate(face=face, score=0.9),))
+
+    seen = [card("top"), card("low")]
+    one = fit_zone(look, seen, None, cfg, unnamed=1)
+    assert one.matches and not one.exact and not one.within_noise
+    assert one.score == pytest.approx(-1.0)
+    assert not fit_zone(look, seen, None, InterpretConfig(), unnamed=1).matches
+    assert not fit_zone(look, seen, None, cfg).matches
+    two = fit_zone(look, seen, None, cfg, unnamed=2)
+    assert two.matches and two.score == pytest.approx(-1.0)
+    # A row believed to hold two, a card not named beside them: no worse than a look that
+    # puts a third card there (a move made up to account for it gains nothing).
+    pair = ExpectedZone(kind=ZoneKind.SPREAD, faces=("top", "low"), count=2)
+    assert fit_zone(pair, seen, None, cfg, unnamed=1).score == pytest.approx(0.0)
+    # Standing for a card the explanation puts there (the belief had no "mid") costs more,
+    # though less than the card missing; for one the belief had, the plain cost.
+    put = fit_zone(look, seen, None, cfg, unnamed=1, believed=("top", "low"))
+    assert put.matches and put.score == pytest.approx(-cfg.unnamed_put_penalty)
+    assert cfg.unnamed_penalty is not None and cfg.unnamed_put_penalty > cfg.unnamed_penalty
+    assert fit_zone(look, seen, None, cfg, unnamed=1, believed=("low", "mid", "top")).score == pytest.approx(-1.0)
+    twin = ExpectedZone(kind=ZoneKind.SPREAD, faces=("top", "top"), count=2)
+    assert fit_zone(twin, [card("top")], None, cfg, unnamed=1, believed=("top",)).score == pytest.approx(
+        -cfg.unnamed_put_penalty)
+    assert fit_zone(twin, [card("top")], None, cfg, unnamed=1, believed=("top", "top")).score == pytest.approx(-1.0)
+    assert put.score > fit_zone(look, seen, None, InterpretConfig()).score
+    # The row's lower cards covered: the one not seen is hidden, the card not named is it.
+    covered = ExpectedZone(kind=ZoneKind.SPREAD, faces=("top", "mid", "low"), count=3, covered=frozenset({1, 2}))
+    hid = fit_zone(covered, [card("top"), card("low")], None, cfg, unnamed=1)
+    assert hid.matches and hid.hidden == 1 and hid.score == pytest.approx(-cfg.hidden_penalty)
+    # A pile shows its top only: a card not named there is not counted.
+    pile = ExpectedZone(kind=ZoneKind.PILE, faces=("top",), count=3)
+    assert fit_zone(pile, [card("top")], None, cfg, unnamed=1).exact
+    with pytest.raises(InterpretConfigError, match="unnamed_penalty"):
+        InterpretConfig(unnamed_penalty=-1.0)
+    with pytest.raises(SnapshotError, match="unnamed count"):
+        TableSnapshot(frame=0, time=0.0, unnamed={"row": -1})
+
+
 def test_a_card_read_as_the_parts_it_lies_on_is_taken_for_the_top_part() -> None:
     # A beam across two verticals (`covered`), read as a single card whose first candidate
     # is a vertical and second the beam: it is the beam, and the verticals under it are

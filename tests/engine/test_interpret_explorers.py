@@ -629,3 +629,31 @@ def test_an_explorer_map_used_while_the_deck_is_not_known_is_read_with_what_it_f
         said["landscape"] = fetched
     assert [GAME.move_to_dict(m) for m in result.moves] == [said]
     assert LOOK.appearance(result.state)["display-6"].faces == LOOK.appearance(truth)["display-6"].faces
+
+
+def _unnamed(snapshot: TableSnapshot, zone: str, *drop: int) -> TableSnapshot:
+    """`snapshot` with the cards at `drop` of `zone` seen but not named (`TableSnapshot.unnamed`)."""
+    return dataclasses.replace(_without(snapshot, zone, *drop),
+                               unnamed={**snapshot.unnamed, zone: snapshot.unnamed.get(zone, 0) + len(drop)})
+
+
+def test_a_card_seen_but_never_named_is_a_card_of_its_row_not_one_taken_away() -> None:
+    """Cards the identifier cannot name (a player's newest card, a chest strip, the table mob
+    left) lie among named cards while the game goes on: the fight is read at once, and the
+    unnamed cards are neither gone nor left out of a zone set as seen at a desync."""
+    before = base()
+    move = Fight(player=1, mob="zombie")
+    after = GAME.apply(before, move).state
+    seen = render(after, frame=10)
+    assert after.mobs == ("enderman",)
+    dark = _unnamed(_unnamed(_unnamed(seen, "player-1", 0), "chests", 2), "mobs", 0)
+    result = Interpreter(GAME).observe(before, dark)
+    assert not result.pending and not result.desync, result
+    assert [plain(m) for m in result.moves] == [plain(move)]
+    # A desync sets the area and the mobs as seen: a card not named keeps a believed card no
+    # seen card shows, so nothing is written; a mob not seen at all is still taken away.
+    assert LOOK.corrections(after, dark, ["player-1", "chests", "mobs"]) == ()
+    # Both mobs unseen, one card there not named: it keeps one of them (the newest).
+    two = _unnamed(_without(render(before, frame=10), "mobs", 0), "mobs", 0)
+    (mobs,) = LOOK.corrections(before, two, ["mobs"])
+    assert isinstance(mobs, TableChange) and mobs.cards == before.mobs[-1:]

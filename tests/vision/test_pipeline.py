@@ -154,6 +154,38 @@ def test_a_card_never_named_beside_named_ones_stops_holding_its_spread_back() ->
     assert not never.ready("structure-1")
 
 
+def test_an_explorers_card_never_named_in_a_row_is_read_as_a_card_not_named() -> None:
+    # An Explorers player's row: an iron armor whose dark band the finder cut off is never
+    # named. Past `unnamed_frames` the row is read, and the snapshot says a card lies there
+    # unnamed (`TableSnapshot.unnamed`), so the rules take it for one of the row's cards
+    # instead of one taken away.
+    layout = build_layout("minecraft-explorers", 2)
+    row = layout.zone("player-1").center
+    config = ZoningConfig.for_game("minecraft-explorers")
+    frames = config.unnamed_frames
+    assert frames is not None
+    named = track(1, row, first=90, face="item.iron")
+    dark = replace(track(2, (row[0] + 70.0, row[1]), first=100, face=None), last_frame=100 + frames)
+    contents = assign_cards(layout, [named, dark], config)
+    assert contents.ready("player-1") and contents.unnamed("player-1") == 1
+    snap = build_snapshot(contents, frozenset({"player-1"}), 200, 200 / 15)
+    assert [c.best.face for c in snap.cards("player-1")] == ["item.iron"] and snap.unnamed == {"player-1": 1}
+    young = assign_cards(layout, [named, replace(dark, last_frame=100 + frames - 1)], config)
+    assert not young.ready("player-1") and young.unnamed("player-1") == 0
+    # A faint detection never named is not counted: it may be the cloth.
+    faint = replace(dark, peak_score=0.4)
+    assert assign_cards(layout, [named, faint], config).unnamed("player-1") == 0
+    # A card just put down half on a named one (a mob turned up onto the row) is waited for,
+    # not read at once as a card not named: it is named a few frames later.
+    assert config.overlap_share is None
+    quad = np.array([[600, 500], [640, 500], [640, 560], [600, 560]], np.float32)
+    under = replace(named, corners=quad)
+    on = replace(dark, last_frame=101, corners=quad + np.float32([10.0, 0.0]))
+    fresh = assign_cards(layout, [under, on], config)
+    assert not fresh.ready("player-1") and fresh.unnamed("player-1") == 0
+    assert assign_cards(layout, [under, on], replace(config, overlap_share=0.5)).unnamed("player-1") == 1
+
+
 def test_an_unnamed_quad_lying_on_a_named_card_holds_no_zone_back() -> None:
     # Beside a sheet of paper the finder laid a second quad, 18 pixels off, on a battle card.
     # Never named, it kept the slot from being read until a hand came back over it, so the
