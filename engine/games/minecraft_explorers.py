@@ -548,6 +548,12 @@ class MinecraftExplorers:
     def cost_of(self, card: str) -> int:
         return int(self.attr(card, "cost", 0) or 0)
 
+    def costliest(self, mobs: Sequence[str], n: int) -> tuple[str, ...]:
+        """The `n` mobs of `mobs` a free defeat takes when none is named (a crossbow's two, a
+        completed chest's one): the costliest first, ties by id."""
+        ranked = sorted((m for m in mobs if self.is_mob(m)), key=lambda m: (self.cost_of(m), m), reverse=True)
+        return tuple(ranked[:n])
+
     def is_village(self, card: str) -> bool:
         return self.attr(card, "trade") is not None
 
@@ -1332,9 +1338,10 @@ class MinecraftExplorers:
     def _defeat_free(self, w: _Work, player: int, ref: str | None) -> None:
         """A free defeat (crossbow, completed chest): the named table mob, else the costliest."""
         if ref is None:
-            if not w.mobs or all(not self.is_mob(m) for m in w.mobs):
+            first = self.costliest(w.mobs, 1)
+            if not first:
                 return
-            mob = max((m for m in w.mobs if self.is_mob(m)), key=lambda m: (self.cost_of(m), m))
+            mob = first[0]
         else:
             mob = self._canonical(ref) or ref
             self.catalog.card(mob)

@@ -411,7 +411,7 @@ class ExplorersInterpreter:
             # differ from it only by the order their trophies lie in, put down at once.
             yield Use(player=p, item=bow)
             named = tuple(gone[:2])
-            if sorted(named) != sorted(self._costliest(state, 2)):
+            if sorted(named) != sorted(self.rules.costliest(state.mobs, 2)):
                 yield Use(player=p, item=bow, mobs=named)
         # An explorer map that left the area: the special landscape it fetched shows in an
         # extra display slot (when the deck is not known, the rules' own pick may be the
@@ -502,20 +502,13 @@ class ExplorersInterpreter:
         if not rows:
             return
         defeat = tuple(gone[: len(rows)])
-        if len(defeat) == 1 and defeat == self._costliest(state, 1):
+        if len(defeat) == 1 and defeat == self.rules.costliest(state.mobs, 1):
             # The costliest table mob is what a completed chest defeats when none is named.
             defeat = ()
         if len(rows) == 1:
             yield Fill(player=p, chest=rows[0][0], items=rows[0][1:], defeat=defeat)
         else:
             yield Fill(player=p, chests=tuple(rows), defeat=defeat)
-
-    def _costliest(self, state: ExplorersState, n: int) -> tuple[str, ...]:
-        """The table mobs a free defeat takes when none is named (a crossbow's two, a
-        completed chest's one): the costliest, one after the other."""
-        mobs = sorted((m for m in state.mobs if self.rules.is_mob(m)),
-                      key=lambda m: (self.rules.cost_of(m), m), reverse=True)
-        return tuple(mobs[:n])
 
     # -- corrections ----------------------------------------------------------------------------
 
