@@ -795,14 +795,17 @@ class Interpreter(Generic[S, M]):
         reading: _Reading,
         before: Mapping[str, ExpectedZone] | None = None,
         unread: Sequence[str] | None = None,
+        look: dict[str, ExpectedZone] | None = None,
     ) -> _Node[S, M]:
         """Score `state` (reached by `moves`) against the snapshot; `before` is how the
         belief looks (the same for a whole search: `_ZoneFits.known` keeps what
         `hidden_known` makes of each look against it) and `unread` its `_hand_zones`, to tell which unseen changes the
-        hands must account for (both from `state` itself when not given: the belief)."""
+        hands must account for (both from `state` itself when not given: the belief); `look`
+        is how `state` looks, when already worked out."""
         cfg = self.config
         snapshot = reading.snapshot
-        look = self.game.appearance(state)
+        if look is None:
+            look = self.game.appearance(state)
         total = 0.0
         within = True
         unexplained: set[str] = set()
@@ -882,8 +885,10 @@ class Interpreter(Generic[S, M]):
 
     def _search(self, belief: S, snapshot: TableSnapshot) -> list[_Node[S, M]]:
         cfg = self.config
-        reading = _Reading(snapshot, self.game.appearance(belief) if snapshot.unnamed else None)
-        root = self._evaluate(belief, (), 0, 0, reading)
+        # The belief's look tells what the cards not named were (`_ZoneFits.believed`).
+        look = self.game.appearance(belief) if snapshot.unnamed else None
+        reading = _Reading(snapshot, look)
+        root = self._evaluate(belief, (), 0, 0, reading, look=look)
         if root.within_noise:
             return [root]
         unread = _hand_zones(root.appearance, snapshot) if snapshot.reached is not None else ()
