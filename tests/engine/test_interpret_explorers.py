@@ -647,9 +647,17 @@ def test_a_card_seen_but_never_named_is_a_card_of_its_row_not_one_taken_away() -
     seen = render(after, frame=10)
     assert after.mobs == ("enderman",)
     dark = _unnamed(_unnamed(_unnamed(seen, "player-1", 0), "chests", 2), "mobs", 0)
-    result = Interpreter(GAME).observe(before, dark)
+    config = InterpretConfig.for_game(GAME.id)
+    assert config.unnamed_penalty is not None
+    result = Interpreter(GAME, config).observe(before, dark)
     assert not result.pending and not result.desync, result
     assert [plain(m) for m in result.moves] == [plain(move)]
+    best = Interpreter(GAME, config).explain(before, dark)[0]
+    assert best.explains and [plain(m) for m in best.moves] == [plain(move)]
+    # Not counted, the trophy and the mob left are cards missing: the fight explains the
+    # table only in part (taken all the same, two cards not seen being within `lacking_cards`).
+    off = Interpreter(GAME, dataclasses.replace(config, unnamed_penalty=None)).explain(before, dark)[0]
+    assert not off.explains and off.unexplained == frozenset({"mobs", "player-1"})
     # A desync sets the area and the mobs as seen: a card not named keeps a believed card no
     # seen card shows, so nothing is written; a mob not seen at all is still taken away.
     assert LOOK.corrections(after, dark, ["player-1", "chests", "mobs"]) == ()
