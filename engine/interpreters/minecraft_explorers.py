@@ -273,6 +273,9 @@ class ExplorersInterpreter:
         turned up, not a creeper followed by a mob nobody saw."""
         first = self._new_mobs(state, snapshot)
         out: list[tuple[tuple[str, ...], ...]] = [(("mobs", *first),)] if first else [()]
+        unnamed = self._unnamed_mobs(state, snapshot, first)
+        if unnamed:
+            out.insert(0, (("mobs", *first, *unnamed),))
         present = set(state.mobs)
         if not first or first[-1] not in present | set(first[:-1]):
             return out
@@ -290,6 +293,28 @@ class ExplorersInterpreter:
                 if (("mobs", *alt),) not in out:
                     out.append((("mobs", *alt),))
         return out
+
+    def _unnamed_mobs(
+        self, state: ExplorersState, snapshot: TableSnapshot, named: Sequence[str]
+    ) -> tuple[str, ...]:
+        """Mobs that may stand for the cards of the row the camera could not name
+        (`TableSnapshot.unnamed`), as reveals after the `named` ones turned up: a type not on
+        the table each, so that each ends its draw (the overrun rule draws on past a type
+        already there, and an unknown deck's draw is a guess: three mobs made up where one card
+        lies unnamed), the type of which the most copies are unseen first. Only while the mob
+        deck's next cards are not known (a spyglass showed none)."""
+        count = snapshot.unnamed.get("mobs", 0) if "mobs" in snapshot.settled else 0
+        if not count:
+            return ()
+        ahead = state.mob_deck[len(named):len(named) + count]
+        if len(ahead) < count or any(c is not None for c in ahead):
+            return ()
+        present = {*state.mobs, *named}
+        pool = Counter(
+            c for c in state.unseen
+            if c not in present and self.rules.catalog.card(c).kind == "mob"
+        )
+        return tuple(c for c, _ in sorted(pool.items(), key=lambda kv: (-kv[1], kv[0]))[:count])
 
     def _gone_mobs(self, state: ExplorersState, snapshot: TableSnapshot) -> list[str]:
         if "mobs" not in snapshot.settled:

@@ -665,3 +665,26 @@ def test_a_card_seen_but_never_named_is_a_card_of_its_row_not_one_taken_away() -
     two = _unnamed(_without(render(before, frame=10), "mobs", 0), "mobs", 0)
     (mobs,) = LOOK.corrections(before, two, ["mobs"])
     assert isinstance(mobs, TableChange) and mobs.cards == before.mobs[-1:]
+
+
+def test_a_mob_turned_up_that_cannot_be_named_is_one_mob_of_a_new_type() -> None:
+    """An explore turned up a witch the identifier cannot name yet. An unknown deck's draw
+    is a guess, and the overrun rule draws on past a guess of a type already on the table (a
+    spider, then an enderman: two mobs made up for one card); the card not named stands for
+    one mob of a type not on the table, which ends the draw."""
+    before = base(**{"mob-deck": [None] * 6, "mobs": ["zombie", "spider"]})
+    assert GAME.attr("lush-cave.iron-ingot+1", "reveal", 0) == 1
+    guessed = GAME.apply(before, Explore(player=1, landscape="display-4")).state
+    assert len(guessed.mobs) > 3  # what the rules draw when not told
+    move = Explore(player=1, landscape="display-4", reveal=(("mobs", "witch"),))
+    after = GAME.apply(before, move).state
+    dark = _unnamed(render(after, frame=10), "mobs", 0)
+    result = Interpreter(GAME, InterpretConfig.for_game(GAME.id)).observe(before, dark)
+    assert not result.pending and not result.desync, result
+    assert [plain(m) for m in result.moves] == [plain(move)]
+    assert result.state.mobs[:2] == before.mobs and len(result.state.mobs) == 3
+    assert result.state.mobs[2] not in before.mobs
+    # A spyglass showed the deck's next card: that card is what turns up, named or not.
+    known = dataclasses.replace(before, mob_deck=("spider", *before.mob_deck[1:]))
+    assert LOOK._unnamed_mobs(known, dark, ()) == ()
+
