@@ -123,6 +123,10 @@ class InterpretConfig:
       Forced answers (creeper discards, TNT keeps) do not count; `max_moves` bounds them all.
     - `beam_width`: partial explanations kept per depth. Wider is more robust, slower.
     - `move_penalty`: score cost of each move; the simplest explanation wins ties.
+    - `unusual_penalty`: more cost for each move the game calls unusual where it is made
+      (`GameInterpreter.unusual`: in Explorers a turn ended with no hunger spent in it). A
+      made-up round (one player's turn ended, the next one's ended at once) explains a
+      misread card or two; a real one shows its hunger cards turned and turned back.
     - `warning_penalty`: score cost of each rule warning; legal explanations beat illegal ones
       unless the evidence for the illegal one is much stronger.
     - `zone_penalty`: cost of a zone whose expected cards are not all among the candidates.
@@ -202,6 +206,7 @@ class InterpretConfig:
     max_moves: int = 14
     beam_width: int = 24
     move_penalty: float = 0.25
+    unusual_penalty: float = 1.0
     warning_penalty: float = 3.0
     zone_penalty: float = 4.0
     card_penalty: float = 4.0
@@ -248,7 +253,7 @@ class InterpretConfig:
         for name in ("max_depth", "max_moves", "beam_width", "noise_rank", "pending_frames"):
             if getattr(self, name) < 1:
                 raise InterpretConfigError(f"interpret config: '{name}' must be at least 1")
-        for name in ("move_penalty", "warning_penalty", "zone_penalty", "card_penalty",
+        for name in ("move_penalty", "unusual_penalty", "warning_penalty", "zone_penalty", "card_penalty",
                      "count_penalty", "hidden_penalty", "order_penalty", "pending_seconds", "confirm_margin", "confirm_frames",
                      "hold_seconds", "reach_penalty", "reread_sure", "reread_ratio", "covered_unsure",
                      "unnamed_put_penalty"):
@@ -589,6 +594,12 @@ class GameInterpreter(Protocol[S_in, M_out]):
         """Whether `state` waits for an answer the rules force (it costs no search depth)."""
         ...
 
+    def unusual(self, state: S_in, move: Any) -> bool:
+        """Whether players seldom make `move` where `state` stands, legal as it may be (a
+        turn ended with nothing done in it): an explanation pays
+        `InterpretConfig.unusual_penalty` for each such move."""
+        ...
+
     def proposals(
         self,
         state: S_in,
@@ -739,6 +750,7 @@ class _Node(Generic[S, M]):
     differs: frozenset[str]
     appearance: dict[str, ExpectedZone]
     lacking: int = 0  # cards missing from unexplained zones that show nothing unexpected
+    unusual: int = 0  # moves the game calls unusual where they were made (`GameInterpreter.unusual`)
     unheeded: int = 0  # zones where it disagrees with the hands (`_unheeded_hands`)
     hidden: int = 0  # covered cards it expects that were not seen (`ZoneFit.hidden`)
     turned_off: int = 0  # cards seen turned otherwise than it lays them (`ZoneFit.turned_off`)
@@ -796,12 +808,14 @@ class Interpreter(Generic[S, M]):
         before: Mapping[str, ExpectedZone] | None = None,
         unread: Sequence[str] | None = None,
         look: dict[str, ExpectedZone] | None = None,
+        unusual: int = 0,
     ) -> _Node[S, M]:
         """Score `state` (reached by `moves`) against the snapshot; `before` is how the
         belief looks (the same for a whole search: `_ZoneFits.known` keeps what
         `hidden_known` makes of each look against it) and `unread` its `_hand_zones`, to tell which unseen changes the
         hands must account for (both from `state` itself when not given: the belief); `look`
-        is how `state` looks, when already worked out."""
+        is how `state` looks, when already worked out; `unusual` how many of `moves` the game
+        calls unusual."""
         cfg = self.config
         snapshot = reading.snapshot
         if look is None:
@@ -859,11 +873,12 @@ class Interpreter(Generic[S, M]):
             if unheeded:
                 total -= cfg.reach_penalty * unheeded
                 within = False
-        total -= cfg.move_penalty * len(moves) + cfg.warning_penalty * warnings
+        total -= cfg.move_penalty * len(moves) + cfg.warning_penalty * warnings + cfg.unusual_penalty * unusual
         return _Node(
             moves=moves,
             state=state,
             warnings=warnings,
+            unusual=unusual,
             depth=depth,
             score=total,
             explains=not unexplained,
@@ -922,6 +937,7 @@ class Interpreter(Generic[S, M]):
                         reading,
                         root.appearance,
                         unread,
+                        unusual=node.unusual + self.game.unusual(node.state, move),
                     )
                     key = _key(step.state)
                     old = best_of.get(key)
@@ -1075,7 +1091,8 @@ class Interpreter(Generic[S, M]):
     def _ceiling(self, node: _Node[S, M]) -> float:
         """The best score any longer explanation through `node` could reach."""
         cfg = self.config
-        return -cfg.move_penalty * (len(node.moves) + 1) - cfg.warning_penalty * node.warnings
+        return (-cfg.move_penalty * (len(node.moves) + 1) - cfg.warning_penalty * node.warnings
+                - cfg.unusual_penalty * node.unusual)
 
     def _beaten(self, node: _Node[S, M], explained: float) -> bool:
         """Whether nothing below `node` can beat the best full explanation so far; with

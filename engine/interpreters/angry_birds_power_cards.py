@@ -103,6 +103,9 @@ class AbInterpreter:
     def is_forced(self, state: AbState) -> bool:
         return False
 
+    def unusual(self, state: AbState, move: AbMove) -> bool:
+        return False
+
     # -- proposals ------------------------------------------------------------------------------
 
     def card_of(self, face: str) -> str | None:

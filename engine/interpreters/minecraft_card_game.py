@@ -197,6 +197,9 @@ class McgInterpreter:
     def is_forced(self, state: McgState) -> bool:
         return bool(state.tnt or state.attacks)
 
+    def unusual(self, state: McgState, move: McgMove) -> bool:
+        return False
+
     # -- the observed difference of a player's area --------------------------------------------
 
     def _snapshot_memo(self, snapshot: TableSnapshot) -> dict[tuple[Any, ...], Any]:

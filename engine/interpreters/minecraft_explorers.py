@@ -157,6 +157,11 @@ class ExplorersInterpreter:
     def is_forced(self, state: ExplorersState) -> bool:
         return False
 
+    def unusual(self, state: ExplorersState, move: ExpMove) -> bool:
+        """A turn ended with nothing done in it: no hunger spent or gained (a player who
+        fights for free with swords and ends the turn is counted too; that is rare as well)."""
+        return isinstance(move, EndTurn) and state.spent == 0 and state.bonus == 0
+
     # -- the observed difference ----------------------------------------------------------------
 
     def _area_diff(

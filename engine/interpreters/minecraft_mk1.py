@@ -98,6 +98,9 @@ class Mk1Interpreter:
     def is_forced(self, state: Mk1State) -> bool:
         return any(state.owed)
 
+    def unusual(self, state: Mk1State, move: Mk1Move) -> bool:
+        return False
+
     # -- proposals ------------------------------------------------------------------------------
 
     def _seen_card(self, card: SeenCard) -> str | None:

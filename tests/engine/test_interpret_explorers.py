@@ -688,3 +688,20 @@ def test_a_mob_turned_up_that_cannot_be_named_is_one_mob_of_a_new_type() -> None
     known = dataclasses.replace(before, mob_deck=("spider", *before.mob_deck[1:]))
     assert LOOK._unnamed_mobs(known, dark, ()) == ()
 
+
+def test_an_end_of_turn_with_nothing_done_in_it_is_unusual() -> None:
+    """A turn ended with no hunger spent in it is legal and rare: an explanation pays
+    `unusual_penalty` for it, so that a whole round is not made up to explain a misread card."""
+    before = base()
+    assert LOOK.unusual(before, EndTurn(player=1))
+    assert not LOOK.unusual(before, Fight(player=1, mob="zombie"))
+    fought = GAME.apply(before, Fight(player=1, mob="zombie")).state
+    assert fought.spent > 0 and not LOOK.unusual(fought, EndTurn(player=1))
+    # Read from the table, it costs the explanation exactly the penalty.
+    after = GAME.apply(before, EndTurn(player=1)).state
+    seen = render(after, frame=10)
+    config = InterpretConfig.for_game(GAME.id)
+    plain_cost = Interpreter(GAME, dataclasses.replace(config, unusual_penalty=0.0)).explain(before, seen)[0]
+    costed = Interpreter(GAME, config).explain(before, seen)[0]
+    assert [type(m) for m in costed.moves] == [EndTurn] == [type(m) for m in plain_cost.moves]
+    assert costed.score == pytest.approx(plain_cost.score - config.unusual_penalty)
