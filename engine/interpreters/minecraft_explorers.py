@@ -85,6 +85,7 @@ class ExplorersInterpreter:
         self._type_of_front: dict[str, str] = {}
         self._face: dict[str, str] = {}
         self._mob_of_face: dict[str, str] = {}
+        self._mob_ids = frozenset(c.id for c in cat.cards.values() if c.kind == "mob")
         for card in cat.cards.values():
             if card.kind == "landscape":
                 kind = str(card.attrs["landscape"])
@@ -316,8 +317,7 @@ class ExplorersInterpreter:
             return ()
         present = {*state.mobs, *named}
         pool = Counter(
-            c for c in state.unseen
-            if c not in present and self.rules.catalog.card(c).kind == "mob"
+            c for c in state.unseen if c in self._mob_ids and c not in present
         )
         return tuple(c for c, _ in sorted(pool.items(), key=lambda kv: (-kv[1], kv[0]))[:count])
 
