@@ -138,6 +138,9 @@ def train_identifier_command(args: argparse.Namespace) -> int:
         workers=args.workers,
         checkpoint_every=args.checkpoint_every,
         pool=PoolConfig(designs=args.designs or PoolConfig().designs),
+        scene_share=default.scene_share if args.scene_crops is None else args.scene_crops,
+        scene_shots=args.scene_shots or default.scene_shots,
+        scene_stills=args.scene_stills or default.scene_stills,
         crops=replace(
             default.crops,
             edge_slip_probability=default.crops.edge_slip_probability if args.edge_slip is None else args.edge_slip,
@@ -268,6 +271,14 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     ident.add_argument("--neighbours", type=_fraction, default=None,
                        help="share of training crops with a neighbouring card of a row or fan over 20-60%% of "
                        "one side (default 0, the shipped model's mix)")
+    ident.add_argument("--scene-crops", type=_fraction, default=None,
+                       help="share of training crops that are cards of the training decks and designs cut "
+                       "out of rendered scenes at the finder's corners, as the live pipeline cuts them "
+                       "(default 0; rendered once and cached, see models/identifier.md)")
+    ident.add_argument("--scene-shots", type=_positive, default=None,
+                       help="shots of games in play rendered per training game for --scene-crops (default 500)")
+    ident.add_argument("--scene-stills", type=_positive, default=None,
+                       help="stills of random designs rendered for --scene-crops (default 1000)")
     ident.add_argument("--min-width", type=_positive, default=None,
                        help="narrowest training card in pixels (default: the training mix's)")
     ident.add_argument("--resume", default=None, help="checkpoint to continue from (WORK/checkpoint.pt)")

@@ -136,3 +136,79 @@ def test_scene_cards_cut_at_the_finders_corners_read_with_their_turn(mattel_gall
     # A wrong turn label (the finder's corner order misread) would halve the face + turn figure.
     assert result.top1_face >= 0.8
     assert result.top1 >= result.top1_face - 0.1
+
+
+@pytest.fixture(scope="module")
+def scene_pool(tmp_path_factory: pytest.TempPathFactory) -> tuple[tuple[str, ...], Path]:
+    """Mattel proxy cards and four random designs cut out of a few rendered scenes."""
+    from vision.finder import DEFAULT_MODEL
+    from vision.train.data import design_masters, proxy_masters
+    from vision.train.scenes import build_scene_pool
+
+    family = 4_040_000
+    pool = pool_from_masters(proxy_masters(("minecraft-card-game",)) + design_masters(family, 4, 0.0))
+    root = tmp_path_factory.mktemp("scenes")
+    path = build_scene_pool(pool.names, games=("minecraft-card-game",), family=family, designs=4,
+                            shots=3, stills=3, seed=11, finder_path=DEFAULT_MODEL, root=root)
+    return pool.names, path
+
+
+def test_scene_pool_cards_are_labelled_with_their_face_and_turn(
+        scene_pool: tuple[tuple[str, ...], Path], mattel_gallery: Gallery) -> None:
+    from vision.preprocess import INPUT_HEIGHT, INPUT_WIDTH
+    from vision.train.scenes import load_scene_pool
+
+    names, path = scene_pool
+    scenes = load_scene_pool(path)
+    assert len(scenes) >= 15 and scenes.crops.shape[1:] == (INPUT_HEIGHT, INPUT_WIDTH, 3)
+    labels = [names[int(c)] for c in scenes.labels]
+    assert {n.split(":")[0] for n in labels} == {"minecraft-card-game", "design"}
+    # The shipped identifier reads the Mattel cards as their labels say, turn included: a label
+    # with the wrong turn (the finder's corner order misread) would fail about half of them.
+    mattel = [i for i, n in enumerate(labels) if n.startswith("minecraft-card-game:")]
+    matches = mattel_gallery.match(Identifier().embed([scenes.crops[i] for i in mattel]), top_k=1)
+    agree = 0
+    for i, m in zip(mattel, matches, strict=True):
+        face, turn = labels[i].split(":", 1)[1].rsplit("@", 1)
+        best = m.candidates[0]
+        agree += best.face == face and (turn == "any" or best.rotated_180 == (turn == "180"))
+    assert agree >= 0.8 * len(mattel)
+
+
+def test_scene_pool_is_rendered_once_then_read_from_disk(scene_pool: tuple[tuple[str, ...], Path]) -> None:
+    from vision.finder import DEFAULT_MODEL
+    from vision.train.scenes import build_scene_pool
+
+    names, path = scene_pool
+    before = path.stat().st_mtime_ns
+    again = build_scene_pool(names, games=("minecraft-card-game",), family=4_040_000, designs=4,
+                             shots=3, stills=3, seed=11, finder_path=DEFAULT_MODEL, root=path.parent)
+    assert again == path and path.stat().st_mtime_ns == before
+    # Anything that shapes the cards makes another pool.
+    other = build_scene_pool(names, games=("minecraft-card-game",), family=4_040_000, designs=4,
+                             shots=1, stills=0, seed=11, finder_path=DEFAULT_MODEL, root=path.parent)
+    assert other != path
+
+
+def test_a_batch_draws_its_scene_share_from_the_scene_pool(scene_pool: tuple[tuple[str, ...], Path]) -> None:
+    from vision.train.data import ClassPool, design_masters
+    from vision.train.scenes import load_scene_pool
+
+    _, path = scene_pool
+    scenes = load_scene_pool(path)
+    pool: ClassPool = pool_from_masters(design_masters(4_040_000, 4, 0.0))
+    crops, labels = sample_batch(pool, np.random.default_rng(1), 16, proxy_share=0.0, scenes=scenes,
+                                 scene_share=1.0)
+    # Each is a stored card, spoiled a little more, with the stored card's label.
+    def standard(x: np.ndarray) -> np.ndarray:  # light and colour shifts leave the pattern
+        x = x.astype(np.float32).reshape(len(x), -1)
+        x -= x.mean(axis=1, keepdims=True)
+        return x / np.linalg.norm(x, axis=1, keepdims=True)
+
+    assert all(c.shape == scenes.crops.shape[1:] for c in crops)
+    nearest = np.argmax(standard(np.stack(crops)) @ standard(np.asarray(scenes.crops)).T, axis=1)
+    assert scenes.labels[nearest].tolist() == labels.tolist()
+    # With no share, the batch is the one drawn without any scene pool: runs before it are kept.
+    a, la = sample_batch(pool, np.random.default_rng(2), 8, proxy_share=0.0, scenes=scenes, scene_share=0.0)
+    b, lb = sample_batch(pool, np.random.default_rng(2), 8, proxy_share=0.0)
+    assert [x.tobytes() for x in a] == [x.tobytes() for x in b] and la.tolist() == lb.tolist()

@@ -245,6 +245,7 @@ def test_a_checkpoint_made_before_a_crop_effect_existed_resumes_while_the_effect
     state = torch.load(ckpt, map_location="cpu", weights_only=False)
     # Checkpoints written before neighbours existed held the fields of the object effect, off.
     assert "neighbour_probability" not in state["config"]["crops"]
+    assert not any(key.startswith("scene_") for key in state["config"])  # no scene crops drawn
     state["config"]["crops"].update(object_probability=0.0, max_object=0.55)
     torch.save(state, ckpt)
     more = replace(config, steps=2)
@@ -257,3 +258,31 @@ def test_a_checkpoint_made_before_a_crop_effect_existed_resumes_while_the_effect
         train_identifier(tmp_path / "c.onnx", seed=5, config=on, work_dir=work, progress=False,
                          resume=ckpt, calibrate=lambda model, seed: Calibration())
 
+
+def test_training_with_scene_crops_records_them_in_its_checkpoint(tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("onnx")
+    from dataclasses import replace
+
+    from vision.identify import Calibration
+    from vision.train.data import PoolConfig
+    from vision.train.identifier import TrainConfig, TrainError, train_identifier
+
+    monkeypatch.setenv("CARDTRACK_CACHE", str(tmp_path / "cache"))
+    config = TrainConfig(steps=2, batch=8, workers=0, threads=1, checkpoint_every=1,
+                         pool=PoolConfig(games=(), designs=12), scene_share=0.5, scene_shots=1,
+                         scene_stills=4)
+    work = tmp_path / "work"
+    result = train_identifier(tmp_path / "s.onnx", seed=5, config=config, work_dir=work, progress=False,
+                              calibrate=lambda model, seed: Calibration())
+    assert result.steps == 2
+    # The designs' cards were cut out of rendered scenes once, into the training cache.
+    assert len(list((tmp_path / "cache" / "train").glob("identifier-scenes-*.crops.npy"))) == 1
+    state = torch.load(work / "checkpoint.pt", map_location="cpu", weights_only=False)
+    assert state["config"]["scene_share"] == 0.5
+    # Its batches are not those of a run without scene crops: resuming as one is refused.
+    with pytest.raises(TrainError, match="other options"):
+        train_identifier(tmp_path / "t.onnx", seed=5, config=replace(config, steps=3, scene_share=0.0),
+                         work_dir=work, progress=False, resume=work / "checkpoint.pt",
+                         calibrate=lambda model, seed: Calibration())

@@ -85,6 +85,12 @@ DEFAULT_CROPS: Final = CropConfig()
 """The training mix (also the calibration's); `cardtrack train identifier --edge-slip P
 --min-width W` changes it (`--edge-slip 0 --min-width 40 --steps 1800` is the model before,
 see `models/identifier.md`)."""
+SCENE_CROPS: Final = CropConfig(corner_jitter=0.01, edge_slip_probability=0.0, min_width=80, max_width=80,
+                                occlusion_probability=0.1, glare_probability=0.15, blur_probability=0.2,
+                                defocus_probability=0.0, motion_probability=0.0)
+"""What is done again to a card cut out of a rendered scene (`vision.train.scenes`), which has
+the render's blur and the finder's corners already: corners off by 1 %, a finger now and then,
+light, colour, noise and JPEG, at the model's input width."""
 EVAL_CROPS: Final = CropConfig(edge_slip_probability=0.0, min_width=40, object_probability=0.0)
 """The accuracy report's mix, whatever a model was trained on: no slipped edges or objects,
 cards 40 px wide or more, so that every model's figures compare. Slipped edges and smaller cards are

@@ -28,6 +28,7 @@ from vision.art.pack import proxy_pack
 from vision.synth.designs import random_design
 from vision.train.augment import (
     DEFAULT_CROPS,
+    SCENE_CROPS,
     CropConfig,
     is_symmetric,
     master,
@@ -35,6 +36,7 @@ from vision.train.augment import (
     sibling,
     webcam_crop,
 )
+from vision.train.scenes import ScenePool
 
 TRAIN_GAMES: Final = ("minecraft-card-game", "minecraft-mk1", "angry-birds-power-cards")
 HELD_OUT_GAMES: Final = ("minecraft-explorers",)
@@ -163,11 +165,20 @@ def build_pool(config: PoolConfig, family: int, *, cache: bool = True,
 
 
 def sample_batch(pool: ClassPool, rng: np.random.Generator, size: int, *,
-                 proxy_share: float, crops: CropConfig = DEFAULT_CROPS) -> tuple[list[np.ndarray], np.ndarray]:
-    """`size` spoiled crops and their class labels."""
+                 proxy_share: float, crops: CropConfig = DEFAULT_CROPS,
+                 scenes: ScenePool | None = None, scene_share: float = 0.0,
+                 ) -> tuple[list[np.ndarray], np.ndarray]:
+    """`size` spoiled crops and their class labels; with `scenes`, a `scene_share` of them are
+    cards cut out of rendered scenes at the finder's corners instead (`vision.train.scenes`), spoiled
+a little more (`SCENE_CROPS`)."""
     labels = np.empty(size, np.int64)
     images: list[np.ndarray] = []
     for k in range(size):
+        if scenes is not None and scene_share > 0 and len(scenes) and rng.random() < scene_share:
+            i = int(rng.integers(len(scenes)))
+            images.append(webcam_crop(np.asarray(scenes.crops[i]), rng, SCENE_CROPS))
+            labels[k] = scenes.labels[i]
+            continue
         source = pool.proxy_classes if (len(pool.proxy_classes) and rng.random() < proxy_share) \
             else pool.design_classes
         if not len(source):

@@ -27,7 +27,6 @@ import numpy as np
 from tqdm import tqdm
 
 from vision.identify import Embedder, Gallery, Match
-from vision.preprocess import rectify
 from vision.train.augment import (
     DEFAULT_CROPS,
     EVAL_CROPS,
@@ -37,6 +36,7 @@ from vision.train.augment import (
     webcam_crop,
 )
 from vision.train.data import EVAL_FAMILY, design_masters
+from vision.train.scenes import scene_cuts, stills_shots
 
 
 @dataclass(frozen=True, slots=True, kw_only=True, eq=False)
@@ -71,20 +71,6 @@ def make_queries(images: Mapping[str, np.ndarray], *, seed: int | Sequence[int],
     return out
 
 
-def _turned(k: int, landscape: bool) -> bool:
-    """Whether a crop whose first corner is the card's corner `k` shows the card turned 180°."""
-    return k in (1, 2) if landscape else k in (2, 3)
-
-
-def _cut(image: np.ndarray, quad: np.ndarray) -> np.ndarray | None:
-    """The rectified crop of a quad, at its own size (None when it is too small to read)."""
-    cw = 0.5 * (np.linalg.norm(quad[1] - quad[0]) + np.linalg.norm(quad[2] - quad[3]))
-    ch = 0.5 * (np.linalg.norm(quad[3] - quad[0]) + np.linalg.norm(quad[2] - quad[1]))
-    if min(cw, ch) < 12:
-        return None
-    return rectify(image, quad, width=round(cw), height=round(ch))
-
-
 @dataclass(frozen=True, slots=True, kw_only=True, eq=False)
 class SceneQueries:
     """Cards cut out of rendered scenes: at their true corners, and (with a finder) at the
@@ -97,53 +83,25 @@ class SceneQueries:
 
 def scene_queries(game: str, pack_root: Path, *, seed: int, stills: int,
                   min_visible: float = 0.75, finder: Any = None, progress: bool = False) -> SceneQueries:
-    """Cards cut out of rendered scenes of a pack (module docstring). With a `finder`
-    (`vision.finder.Finder`, its refiner included), each card is also cut at the corners of the
-    detection that overlaps it most (IoU ≥ 0.5), in the finder's own corner order: the crops
-    the tracker hands the identifier, with the finder's corner errors."""
-    from vision.detections import iou_matrix
+    """Cards cut out of rendered scenes of a pack (`vision.train.scenes.scene_cuts`). With a
+    `finder` (`vision.finder.Finder`, its refiner included), each card is also cut at the
+    corners of the detection that overlaps it most (IoU ≥ 0.5), in the finder's own corner
+    order: the crops the tracker hands the identifier, with the finder's corner errors."""
     from vision.synth.library import build_library
-    from vision.synth.stills import StillsConfig, iter_stills
 
     lib, deck = build_library(game, str(pack_root))
-    config = StillsConfig(count=stills, seed=seed)
-    rng = np.random.default_rng([seed, 0x5CE])
     truth, found = Queries(), Queries()
     missed = 0
-    for _, _, result in tqdm(iter_stills(lib, deck, config), total=stills, desc="rendering scenes",
-                             unit="scene", disable=not progress):
-        h, w = result.image.shape[:2]
-        dets = finder.find_one(result.image).corners if finder is not None else np.zeros((0, 4, 2))
-        for card in result.cards:
-            if card.face not in lib or card.visible < min_visible:
-                continue
-            q = np.asarray(card.corners, np.float32)
-            if q.min() < 0 or q[:, 0].max() > w - 1 or q[:, 1].max() > h - 1:
-                continue
-            fw, fh = lib.size_mm(card.face)
-            landscape = fw > fh
-            k = int(rng.integers(4))
-            crop = _cut(result.image, np.roll(q, -k, axis=0))
-            if crop is None:
-                continue
-            truth.crops.append(crop)
-            truth.faces.append(card.face)
-            truth.turned.append(_turned(k, landscape))
-            if finder is None:
-                continue
-            iou = iou_matrix(q[None], dets)[0] if len(dets) else np.zeros(0)
-            if not len(iou) or iou.max() < 0.5:
-                missed += 1
-                continue
-            d = np.asarray(dets[int(iou.argmax())], np.float32)
-            # Which of the card's corners the detection starts at: the roll that fits best.
-            k = int(np.argmin([np.linalg.norm(d - np.roll(q, -r, axis=0), axis=1).sum() for r in range(4)]))
-            crop = _cut(result.image, d)
-            if crop is None:
-                continue
-            found.crops.append(crop)
-            found.faces.append(card.face)
-            found.turned.append(_turned(k, landscape))
+    shots = stills_shots(lib, deck, seed=seed, stills=stills, progress=progress)
+    for c in scene_cuts(lib, shots, seed=seed, min_visible=min_visible, finder=finder):
+        truth.crops.append(c.truth)
+        truth.faces.append(c.face)
+        truth.turned.append(c.truth_turned)
+        missed += c.missed
+        if c.found is not None:
+            found.crops.append(c.found)
+            found.faces.append(c.face)
+            found.turned.append(c.found_turned)
     return SceneQueries(truth=truth, found=found if finder is not None else None, missed=missed)
 
 

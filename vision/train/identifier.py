@@ -43,8 +43,10 @@ from vision.train.data import (
     PoolConfig,
     batch_rng,
     build_pool,
+    cache_root,
     sample_batch,
 )
+from vision.train.scenes import SCENE_SEED, build_scene_pool, load_scene_pool
 
 OPSET: Final = 17
 CONV_SPEC: Final = ((16, 2), (32, 2), (48, 1), (64, 2), (96, 1), (128, 2), (160, 1))
@@ -74,6 +76,9 @@ class TrainConfig:
     workers: int = 1
     pool: PoolConfig = field(default_factory=PoolConfig)
     crops: CropConfig = DEFAULT_CROPS
+    scene_share: float = 0.0  # of a batch: cards cut from rendered scenes at the finder's corners
+    scene_shots: int = 500  # shots of games in play per training game, for those cards ...
+    scene_stills: int = 1000  # ... and stills of the pool's random designs
 
     def model_config(self) -> dict[str, Any]:
         return {"dim": self.dim, "head_channels": self.head_channels, "conv": [list(c) for c in self.conv]}
@@ -142,9 +147,11 @@ class TrainResult:
 class _Batches(torch.utils.data.IterableDataset):  # type: ignore[type-arg]
     """Batches `start..steps-1` of a run, each from its own generator (seed, step)."""
 
-    def __init__(self, pool: ClassPool, seed: int, start: int, steps: int, config: TrainConfig) -> None:
+    def __init__(self, pool: ClassPool, seed: int, start: int, steps: int, config: TrainConfig,
+                 scenes: Path | None = None) -> None:
         super().__init__()
         self.pool, self.seed, self.start, self.steps, self.config = pool, seed, start, steps, config
+        self.scenes = scenes  # the scene pool's crops file, mapped by each process that draws
 
     def __iter__(self) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
         import cv2
@@ -153,10 +160,12 @@ class _Batches(torch.utils.data.IterableDataset):  # type: ignore[type-arg]
         info = torch.utils.data.get_worker_info()
         if info is not None:
             torch.set_num_threads(1)
+        scenes = load_scene_pool(self.scenes) if self.scenes is not None else None
         for step in range(self.start, self.steps):
             images, labels = sample_batch(self.pool, batch_rng(self.seed, step), self.config.batch,
                                           proxy_share=self.config.pool.proxy_share,
-                                          crops=self.config.crops)
+                                          crops=self.config.crops, scenes=scenes,
+                                          scene_share=self.config.scene_share)
             yield torch.from_numpy(preprocess_batch(images)), torch.from_numpy(labels)
 
 
@@ -195,6 +204,9 @@ def _config_record(config: TrainConfig, seed: int) -> dict[str, Any]:
     record["seed"] = seed
     for key in ("steps", "checkpoint_every", "log_every", "threads", "workers"):
         record.pop(key)  # may change on resume
+    if not config.scene_share:  # no scene crops: the run made before they existed
+        for key in ("scene_share", "scene_shots", "scene_stills"):
+            record.pop(key)
     _without_off_effects(record)
     out: dict[str, Any] = json.loads(json.dumps(record))
     return out
@@ -223,6 +235,14 @@ def train_identifier(
     torch.manual_seed(seed)
     torch.set_num_threads(max(1, config.threads))
     pool = build_pool(config.pool, TRAIN_FAMILY + seed, progress=progress)
+    scenes = None
+    if config.scene_share > 0:
+        from vision.finder import DEFAULT_MODEL as FINDER_MODEL
+
+        scenes = build_scene_pool(
+            pool.names, games=config.pool.games, family=TRAIN_FAMILY + seed,
+            designs=config.pool.designs, shots=config.scene_shots, stills=config.scene_stills,
+            seed=SCENE_SEED + seed, finder_path=FINDER_MODEL, root=cache_root(), progress=progress)
     model = IdentifierNet(dim=config.dim, head_channels=config.head_channels, conv=config.conv)
     head = CosFaceHead(config.dim, pool.num_classes, config.scale, config.margin)
     model = model.to(memory_format=torch.channels_last)  # type: ignore[call-overload]
@@ -254,7 +274,7 @@ def train_identifier(
     params = sum(p.numel() for p in model.parameters())
 
     loader = torch.utils.data.DataLoader(
-        _Batches(pool, seed, start, config.steps, config), batch_size=None,
+        _Batches(pool, seed, start, config.steps, config, scenes), batch_size=None,
         num_workers=config.workers, prefetch_factor=4 if config.workers else None,
         # A forked worker can inherit OpenCV's and torch's thread pools mid-lock: spawn it.
         multiprocessing_context="spawn" if config.workers else None,
