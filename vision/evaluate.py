@@ -292,6 +292,7 @@ class ModelChoice:
     oracle: bool = False
     threads: int = 1
     art: Path | None = None
+    identifier_inset: float | None = None  # None: `vision.identify.CARD_INSET`
 
     def describe(self) -> dict[str, Any]:
         """Plain data for the summary: the model files and a short hash of each."""
@@ -303,6 +304,8 @@ class ModelChoice:
         out: dict[str, Any] = {"oracle": False}
         if self.art is not None:
             out["art"] = _display_path(self.art)
+        if self.identifier_inset is not None:
+            out["identifier_inset"] = self.identifier_inset
         for key, path in (("finder", self.finder or FINDER_MODEL), ("identifier", self.identifier or IDENTIFIER_MODEL)):
             out[key] = _display_path(Path(path))
             out[f"{key}_sha256"] = _sha256(Path(path))
@@ -366,7 +369,7 @@ def clip_pipeline(
             raise EvaluationError(f"--art: {exc}") from None
     return Pipeline.from_models(
         config, finder_path=models.finder, identifier_path=models.identifier, threads=models.threads,
-        pack=pack, **common,
+        pack=pack, identifier_inset=models.identifier_inset, **common,
     )
 
 

@@ -785,20 +785,23 @@ class Pipeline:
         pack: Any = None,
         threads: int = 1,
         tokens_path: str | Path | None = None,
+        identifier_inset: float | None = None,
         **kwargs: Any,
     ) -> Pipeline:
         """Load the ONNX finder and identifier (default: the shipped models) and the gallery of
         `pack` (default: the game's proxy art), and for a layout with token or die zones the
-        tokens model, then wire the pipeline."""
+        tokens model, then wire the pipeline. `identifier_inset`: the identifier's second view of
+        each crop (`vision.identify.Identifier`; None: `CARD_INSET`)."""
         from vision.art.pack import proxy_pack
         from vision.finder import DEFAULT_MODEL as FINDER_MODEL
         from vision.finder import Finder
+        from vision.identify import CARD_INSET, Gallery, Identifier
         from vision.identify import DEFAULT_MODEL as IDENTIFIER_MODEL
-        from vision.identify import Gallery, Identifier
 
         config = config or PipelineConfig.for_game(game)
         finder = Finder(finder_path or FINDER_MODEL, threads=threads, config=config.finder)
-        embedder = Identifier(identifier_path or IDENTIFIER_MODEL, threads=threads)
+        embedder = Identifier(identifier_path or IDENTIFIER_MODEL, threads=threads,
+                              inset=CARD_INSET if identifier_inset is None else identifier_inset)
         gallery = Gallery.build(pack if pack is not None else proxy_pack(game), embedder)
         from vision.tokens import DEFAULT_MODEL as TOKENS_MODEL
         from vision.tokens import TokenModel, counter_zone_ids

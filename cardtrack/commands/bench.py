@@ -13,6 +13,7 @@ import platform
 import time
 from typing import Any
 
+from cardtrack.commands.eval import inset_share
 from cardtrack.commands.synth import add_bench_arguments
 from engine import get_game
 from engine.simulate import simulate_game
@@ -54,6 +55,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     ident.add_argument("--batch", type=int, default=10, help="crops per call")
     ident.add_argument("--calls", type=int, default=200, help="timed calls")
     ident.add_argument("--threads", type=int, default=1)
+    ident.add_argument("--inset", type=inset_share, default=None,
+                       help="share trimmed off each side for the crop's second view (default: "
+                       "vision.identify.CARD_INSET; 0: each crop read once)")
     ident.add_argument("--seed", type=int, default=9002)
     ident.set_defaults(func=bench_identifier)
     pipe = bsub.add_parser(
@@ -284,10 +288,11 @@ def bench_identifier(args: argparse.Namespace) -> int:
     import numpy as np
 
     from vision.art.pack import proxy_pack
-    from vision.identify import DEFAULT_MODEL, Gallery, Identifier
+    from vision.identify import CARD_INSET, DEFAULT_MODEL, Gallery, Identifier
     from vision.train.augment import master, webcam_crop
 
-    identifier = Identifier(args.model or DEFAULT_MODEL, threads=args.threads)
+    inset = CARD_INSET if args.inset is None else args.inset
+    identifier = Identifier(args.model or DEFAULT_MODEL, threads=args.threads, inset=inset)
     pack = proxy_pack(args.game)
     start = time.perf_counter()
     with tempfile.TemporaryDirectory() as cache:
@@ -317,6 +322,7 @@ def bench_identifier(args: argparse.Namespace) -> int:
         "batch": args.batch,
         "calls": args.calls,
         "threads": args.threads,
+        "inset": inset,
         "ms_per_card": {
             "embed_p50": round(float(np.median(embed_ms)), 3),
             "match_p50": round(float(np.median(match_ms)), 3),

@@ -82,6 +82,17 @@ def _count(text: str) -> int:
     return value
 
 
+def inset_share(text: str) -> float:
+    """An identifier inset: a share of the crop from 0 to under 0.5."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a share of the crop such as 0.08, got {text!r}") from None
+    if not 0.0 <= value < 0.5:
+        raise argparse.ArgumentTypeError(f"expected a share from 0 to under 0.5, got {value}")
+    return value
+
+
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = sub.add_parser(
         "eval",
@@ -103,6 +114,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser.add_argument("--finder", type=Path, default=None, help="finder model (default models/finder.onnx)")
     parser.add_argument("--identifier", type=Path, default=None,
                         help="identifier model (default models/identifier.onnx)")
+    parser.add_argument("--identifier-inset", type=inset_share, default=None, metavar="SHARE",
+                        help="share of a crop trimmed off each side for its second view (default: "
+                             "vision.identify.CARD_INSET; 0: each crop read once, as before it)")
     parser.add_argument("--art", type=Path, default=None, metavar="PACK",
                         help="art pack the identifier matches against (default: the game's proxy "
                              "art), e.g. a deck enrolled with `cardtrack deck enroll`")
@@ -162,7 +176,7 @@ def evaluate(args: argparse.Namespace) -> int:
         _refuse(args, (*FOOTAGE_ONLY, "baseline", "write_baseline", "jobs", "no_sheets"), "`cardtrack eval models`")
         return eval_models(args)
     if first == "merge":
-        _refuse(args, (*FOOTAGE_ONLY, *MODELS_ONLY, "jobs", "no_sheets", "finder", "identifier"),
+        _refuse(args, (*FOOTAGE_ONLY, *MODELS_ONLY, "jobs", "no_sheets", "finder", "identifier", "identifier_inset"),
                 "`cardtrack eval merge`")
         return eval_merge(args)
     _refuse(args, MODELS_ONLY, "footage (they are for `cardtrack eval models`)")
@@ -184,7 +198,7 @@ def eval_footage(args: argparse.Namespace) -> int:
 
         setup = read_setup(args.setup)
     models = ModelChoice(finder=args.finder, identifier=args.identifier, oracle=args.oracle, threads=1,
-                         art=args.art)
+                         art=args.art, identifier_inset=args.identifier_inset)
     options = EvalOptions(models=models, tolerance_frames=args.tolerance, max_frames=args.frames,
                           sheets=not args.no_sheets, profile=args.calibration, setup=setup)
     jobs = args.jobs or os.cpu_count() or 1
@@ -302,6 +316,7 @@ def eval_models(args: argparse.Namespace) -> int:
             scans=args.scans, scenes=40 if args.identifier_scenes is None else args.identifier_scenes,
             seed=args.seed or 0, per_turn=args.per_turn or 10, finder=str(args.finder or FINDER_MODEL),
             report=str(args.report / "identifier.json") if args.report is not None else None,
+            inset=args.identifier_inset,
         )
         code = eval_identifier(ns)
         if code:

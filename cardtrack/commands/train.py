@@ -19,6 +19,7 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
+from cardtrack.commands.eval import inset_share
 from vision.finder import DEFAULT_MODEL as FINDER_MODEL
 from vision.identify import DEFAULT_MODEL
 
@@ -65,7 +66,7 @@ def _scans_pack(scans: Path, work: Path, quiet: bool) -> Path:
 
 def eval_identifier(args: argparse.Namespace) -> int:
     from vision.art.pack import load_pack, proxy_pack
-    from vision.identify import Identifier
+    from vision.identify import CARD_INSET, Identifier
     from vision.train.evaluate import (
         SceneQueries,
         evaluate,
@@ -74,7 +75,8 @@ def eval_identifier(args: argparse.Namespace) -> int:
         scene_queries,
     )
 
-    identifier = Identifier(args.out, threads=args.threads)
+    identifier = Identifier(args.out, threads=args.threads,
+                            inset=CARD_INSET if args.inset is None else args.inset)
     work = Path(args.work) if args.work else Path(tempfile.gettempdir()) / "cardtrack-identifier-eval"
     work.mkdir(parents=True, exist_ok=True)
     decks = {}
@@ -288,6 +290,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     ident.add_argument("--workers", type=int, default=1, choices=(0, 1, 2), help="crop-making processes")
     ident.add_argument("--eval-only", action="store_true", help="measure the model at --out, no training")
     ident.add_argument("--per-turn", type=_positive, default=10, help="eval crops per face and turn")
+    ident.add_argument("--inset", type=inset_share, default=None,
+                       help="with --eval-only: share trimmed off each side of a crop for its second view "
+                       "(default vision.identify.CARD_INSET; 0: each crop read once)")
     ident.add_argument("--scans", default=None, help="folder of the Explorers scans (default ../shared/decks/explorers-scans)")
     ident.add_argument("--scenes", type=int, default=40, help="rendered scenes to cut eval crops from (0: none)")
     ident.add_argument("--finder", default=str(FINDER_MODEL),

@@ -122,7 +122,7 @@ def test_a_shard_takes_every_nth_clip_and_says_so(tmp_path: Path) -> None:
     assert summary["models"]["oracle"] is True
 
 
-def test_no_footage_and_bad_truth_are_clear_errors(tmp_path: Path) -> None:
+def test_no_footage_and_bad_truth_are_clear_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, _, err = run_cli(["eval", str(FOOTAGE / "README.md")])
     assert code == 2 and "no footage to evaluate" in err and "README.md: skipped" in err
     folder = tmp_path / "clip"
@@ -133,6 +133,10 @@ def test_no_footage_and_bad_truth_are_clear_errors(tmp_path: Path) -> None:
     code, _, err = run_cli(["eval", str(folder), "--quiet"])
     assert code == 2
     assert str(folder / "truth.json") in err and "at $.clip" in err and "frame_size" in err
+    with pytest.raises(SystemExit) as exit_:  # argparse refuses it before anything runs
+        main(["eval", str(FOOTAGE / CLIPS[0]), "--identifier-inset", "0.6"])
+    assert exit_.value.code == 2
+    assert "--identifier-inset: expected a share from 0 to under 0.5" in capsys.readouterr().err
 
 
 def test_modes_are_chosen_by_the_first_word_and_flags_must_fit_the_mode() -> None:

@@ -447,3 +447,16 @@ def test_each_collected_round_is_scored_by_the_call_on_the_table_when_it_was_col
     # Announced only after the cards were collected: nothing announced in time.
     after_it = score_rounds(rounds, [(-1, after()), (12, after(played[0][1])), (35, taken), (45, laid)])
     assert not after_it[0]["right"] and after_it[0]["says"] == "nothing announced"
+
+
+def test_the_identifier_inset_chosen_for_an_evaluation_reaches_the_pipelines_identifier() -> None:
+    from vision.evaluate import clip_pipeline
+    from vision.identify import CARD_INSET
+
+    clip = load_clip(Footage(name=CLIP.name, path=CLIP, truth=CLIP / "truth.json.gz"))
+    shipped = clip_pipeline(clip, ModelChoice())
+    once = clip_pipeline(clip, ModelChoice(identifier_inset=0.0))
+    assert shipped.identifier.embedder.inset == CARD_INSET
+    assert once.identifier.embedder.inset == 0.0
+    assert ModelChoice(identifier_inset=0.0).describe()["identifier_inset"] == 0.0
+    assert "identifier_inset" not in ModelChoice().describe()

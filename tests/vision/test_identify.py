@@ -15,12 +15,14 @@ from engine.catalog import load_catalog
 from vision.art.pack import ArtPack, save_pack
 from vision.art.proxy import render_face
 from vision.identify import (
+    CARD_INSET,
     DEFAULT_MODEL,
     MIN_SCORE,
     Gallery,
     Identifier,
     IdentifierError,
     Match,
+    inset_view,
 )
 from vision.preprocess import INPUT_HEIGHT, INPUT_WIDTH, preprocess_batch
 
@@ -73,8 +75,25 @@ def test_embeddings_are_unit_vectors_one_per_crop(identifier: Identifier) -> Non
     emb = identifier.embed(crops)
     assert emb.shape == (3, identifier.dim) and emb.dtype == np.float32
     np.testing.assert_allclose(np.linalg.norm(emb, axis=1), 1.0, atol=1e-5)
-    # The same preprocessing as training: embedding tensors directly gives the same vectors.
-    np.testing.assert_allclose(identifier.embed_tensors(preprocess_batch(crops)), emb, atol=1e-6)
+    # The same preprocessing as training: each crop's embedding is the model's embedding of
+    # the crop plus that of its inset view, normalised.
+    views = identifier.embed_tensors(preprocess_batch([*crops, *(inset_view(c, CARD_INSET) for c in crops)]))
+    summed = views[:3] + views[3:]
+    np.testing.assert_allclose(summed / np.linalg.norm(summed, axis=1, keepdims=True), emb, atol=1e-6)
+    single = Identifier(identifier.model_path, inset=0.0)
+    np.testing.assert_allclose(single.embed(crops), single.embed_tensors(preprocess_batch(crops)), atol=1e-6)
+    # Galleries of the two ways of embedding are not mixed up in the cache.
+    assert single.digest != identifier.digest
+
+
+def test_the_inset_view_trims_every_side_and_keeps_the_size() -> None:
+    crop = np.zeros((100, 50, 3), np.uint8)
+    crop[10:90, 5:45] = 200  # a frame 10 % of the height and width wide around a bright card
+    view = inset_view(crop, 0.1)
+    assert view.shape == crop.shape
+    assert view[1:-1, 1:-1].min() >= 190  # the frame is gone, the card fills the view
+    with pytest.raises(IdentifierError, match="inset"):
+        Identifier(DEFAULT_MODEL, inset=0.5)
 
 
 def test_identifier_keeps_nothing_per_call(identifier: Identifier) -> None:
