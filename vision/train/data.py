@@ -169,8 +169,8 @@ def sample_batch(pool: ClassPool, rng: np.random.Generator, size: int, *,
                  scenes: ScenePool | None = None, scene_share: float = 0.0,
                  ) -> tuple[list[np.ndarray], np.ndarray]:
     """`size` spoiled crops and their class labels; with `scenes`, a `scene_share` of them are
-    cards cut out of rendered scenes at the finder's corners instead (`vision.train.scenes`), spoiled
-a little more (`SCENE_CROPS`)."""
+    cards cut out of rendered scenes at the finder's corners instead (`vision.train.scenes`),
+    spoiled a little more (`SCENE_CROPS`)."""
     labels = np.empty(size, np.int64)
     images: list[np.ndarray] = []
     for k in range(size):

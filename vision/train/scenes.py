@@ -1,7 +1,8 @@
 """Cards cut out of rendered scenes, as the live pipeline cuts them, for training and measuring
 the identifier.
 
-`scene_cuts` renders stills (`vision.synth.stills`) and cuts every card that is visible enough
+`scene_cuts` cuts every card of rendered shots (stills of random arrangements, `stills_shots`,
+or shots of games in play laid out as footage lays them, `game_shots`) that is visible enough
 twice: at its true corners (the corner order rolled by a random quarter turn), and at the
 corners of the finder's detection that overlaps it most (IoU ≥ 0.5, in the finder's own corner
 order, refiner included): the crop the tracker hands the identifier, with the finder's corner
@@ -9,7 +10,7 @@ errors, a neighbour's edge taken in, the blur of the render. `vision.train.evalu
 measures a model on them; `build_scene_pool` keeps the finder's cuts of the training decks and
 random designs as a training source (`TrainConfig.scene_share`), so that the identifier learns
 the crops it is handed in footage and not only the `vision.train.augment` imitation of them.
-Minecraft: Explorers (`HELD_OUT_GAMES`) is never rendered for training.
+Minecraft: Explorers (`vision.train.data.HELD_OUT_GAMES`) is never rendered for training.
 """
 
 from __future__ import annotations
