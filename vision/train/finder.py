@@ -103,18 +103,13 @@ def _stills(game: str, *, seed: int, shard: int, count: int, designs: int,
 
 def _game_shots(game: str, *, count: int, size: tuple[int, int], seed: int, render_seed: tuple[int, ...],
                 ) -> Iterator[tuple[np.ndarray, Sequence[CardTruth]]]:
-    """`count` rendered shots of games of `game` in play (`game_stills`, proxy art) at `size`;
-    shot k is rendered with seed `(*render_seed, k)`."""
-    from vision.synth.footage import game_stills
+    """`count` rendered shots of games of `game` in play (`vision.train.scenes.game_shots`, proxy
+    art) at `size`; shot k is rendered with seed `(*render_seed, k)`."""
     from vision.synth.library import build_library
-    from vision.synth.render import SceneRenderer
+    from vision.train.scenes import game_shots
 
     lib, _ = build_library(game, "proxy")
-    renderer = SceneRenderer(lib, noise_seed=seed)
-    for k, (scene, camera, style) in enumerate(game_stills(game, lib, seed=seed, count=count, size=size,
-                                                           effects=0.8)):
-        result = renderer.render(scene, camera, style, seed=(*render_seed, k))
-        yield result.image, result.cards
+    yield from game_shots(game, lib, seed=seed, count=count, render_seed=render_seed, size=size)
 
 
 def _table_shots(game: str, *, seed: int, shard: int, count: int) -> Iterator[tuple[np.ndarray, Sequence[CardTruth]]]:

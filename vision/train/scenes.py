@@ -28,7 +28,7 @@ from tqdm import tqdm
 
 from vision.preprocess import INPUT_HEIGHT, INPUT_WIDTH, rectify, resize_to_input, to_portrait
 
-SCENE_POOL_VERSION: Final = 1
+SCENE_POOL_VERSION: Final = 2
 SCENE_SEED: Final = 0x5CE7
 """The stills of a scene pool are rendered with seed `SCENE_SEED + run seed`; the accuracy
 report's scenes use 9000 + its seed, so the two never share a still."""
@@ -72,18 +72,20 @@ def stills_shots(lib: Any, deck: Any, *, seed: int, stills: int,
         yield result.image, result.cards
 
 
-def game_shots(game: str, lib: Any, *, seed: int, count: int,
+def game_shots(game: str, lib: Any, *, seed: int, count: int, render_seed: tuple[int, ...],
+               size: tuple[int, int] = (1280, 720),
                progress: bool = False) -> Iterator[tuple[np.ndarray, Sequence[Any]]]:
-    """(image, cards) of `count` 1280×720 shots of games of `game` in play, laid out as footage
-    lays them (`vision.synth.footage.game_stills`, effects 0.8)."""
+    """(image, cards) of `count` shots of games of `game` in play at `size`, laid out as footage
+    lays them (`vision.synth.footage.game_stills`, effects 0.8); shot k is rendered with seed
+    `(*render_seed, k)`. The finder's game-shot training data comes from here too."""
     from vision.synth.footage import game_stills
     from vision.synth.render import SceneRenderer
 
     renderer = SceneRenderer(lib, noise_seed=seed)
-    shots = game_stills(game, lib, seed=seed, count=count, size=(1280, 720), effects=0.8)
+    shots = game_stills(game, lib, seed=seed, count=count, size=size, effects=0.8)
     for k, (scene, camera, style) in enumerate(tqdm(shots, total=count, desc=f"rendering {game} shots",
                                                     unit="shot", disable=not progress)):
-        result = renderer.render(scene, camera, style, seed=(seed, k, 2))
+        result = renderer.render(scene, camera, style, seed=(*render_seed, k))
         yield result.image, result.cards
 
 
@@ -134,16 +136,6 @@ class ScenePool:
         return int(self.labels.shape[0])
 
 
-def design_library(family: int, designs: int) -> tuple[Any, Any]:
-    """Faces and deck of `designs` random designs of `family` (the training pool's designs)."""
-    from vision.synth.faces import FaceLibrary
-    from vision.synth.library import Deck, _design_deck
-
-    lib = FaceLibrary()
-    ids = lib.add_designs(family, designs)
-    return lib, Deck(game=None, cards=tuple(_design_deck(ids, np.random.default_rng([family, 0xDEC]))))
-
-
 def pool_class(names: dict[str, int], name: str, is_turned: bool) -> int | None:
     """The training pool's class of a face (its pool name, `game:face` or `design:face`) seen
     one way up (None: not in the pool)."""
@@ -177,7 +169,7 @@ def build_scene_pool(pool_names: Sequence[str], *, games: tuple[str, ...], famil
     under `root`, keyed by everything that shapes them (the finder's and the refiner's bytes
     included); returns the crops file (`load_scene_pool`)."""
     from vision.finder import DEFAULT_CORNER_MODEL, Finder
-    from vision.synth.library import build_library
+    from vision.synth.library import build_library, design_library
 
     digest = hashlib.sha256()
     for p in (finder_path, DEFAULT_CORNER_MODEL):
@@ -202,7 +194,9 @@ def build_scene_pool(pool_names: Sequence[str], *, games: tuple[str, ...], famil
 
     for k, game in enumerate(games):
         lib, _ = build_library(game, "proxy")
-        take(lib, game_shots(game, lib, seed=seed * 100 + k, count=shots, progress=progress), f"{game}:", k)
+        shot_seed = seed * 100 + k
+        take(lib, game_shots(game, lib, seed=shot_seed, count=shots, render_seed=(shot_seed, 2),
+                             progress=progress), f"{game}:", k)
     if stills:
         lib, deck = design_library(family, designs)
         take(lib, stills_shots(lib, deck, seed=seed, stills=stills, progress=progress), "design:", len(games))
