@@ -168,9 +168,10 @@ class Identifier:
 
     def __init__(self, model_path: str | Path = DEFAULT_MODEL,
                  providers: Sequence[str] = ("CPUExecutionProvider",), threads: int = 1,
-                 inset: float = CARD_INSET) -> None:
+                 inset: float | None = None) -> None:
         import onnxruntime as ort
 
+        inset = CARD_INSET if inset is None else inset  # None: the shipped reading
         if not 0.0 <= inset < 0.5:
             raise IdentifierError(f"inset must be from 0 to under 0.5 of the crop, got {inset}")
         self._inset = float(inset)

@@ -795,13 +795,12 @@ class Pipeline:
         from vision.art.pack import proxy_pack
         from vision.finder import DEFAULT_MODEL as FINDER_MODEL
         from vision.finder import Finder
-        from vision.identify import CARD_INSET, Gallery, Identifier
         from vision.identify import DEFAULT_MODEL as IDENTIFIER_MODEL
+        from vision.identify import Gallery, Identifier
 
         config = config or PipelineConfig.for_game(game)
         finder = Finder(finder_path or FINDER_MODEL, threads=threads, config=config.finder)
-        embedder = Identifier(identifier_path or IDENTIFIER_MODEL, threads=threads,
-                              inset=CARD_INSET if identifier_inset is None else identifier_inset)
+        embedder = Identifier(identifier_path or IDENTIFIER_MODEL, threads=threads, inset=identifier_inset)
         gallery = Gallery.build(pack if pack is not None else proxy_pack(game), embedder)
         from vision.tokens import DEFAULT_MODEL as TOKENS_MODEL
         from vision.tokens import TokenModel, counter_zone_ids

@@ -288,11 +288,10 @@ def bench_identifier(args: argparse.Namespace) -> int:
     import numpy as np
 
     from vision.art.pack import proxy_pack
-    from vision.identify import CARD_INSET, DEFAULT_MODEL, Gallery, Identifier
+    from vision.identify import DEFAULT_MODEL, Gallery, Identifier
     from vision.train.augment import master, webcam_crop
 
-    inset = CARD_INSET if args.inset is None else args.inset
-    identifier = Identifier(args.model or DEFAULT_MODEL, threads=args.threads, inset=inset)
+    identifier = Identifier(args.model or DEFAULT_MODEL, threads=args.threads, inset=args.inset)
     pack = proxy_pack(args.game)
     start = time.perf_counter()
     with tempfile.TemporaryDirectory() as cache:
@@ -322,7 +321,7 @@ def bench_identifier(args: argparse.Namespace) -> int:
         "batch": args.batch,
         "calls": args.calls,
         "threads": args.threads,
-        "inset": inset,
+        "inset": identifier.inset,
         "ms_per_card": {
             "embed_p50": round(float(np.median(embed_ms)), 3),
             "match_p50": round(float(np.median(match_ms)), 3),

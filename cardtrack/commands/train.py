@@ -66,7 +66,7 @@ def _scans_pack(scans: Path, work: Path, quiet: bool) -> Path:
 
 def eval_identifier(args: argparse.Namespace) -> int:
     from vision.art.pack import load_pack, proxy_pack
-    from vision.identify import CARD_INSET, Identifier
+    from vision.identify import Identifier
     from vision.train.evaluate import (
         SceneQueries,
         evaluate,
@@ -75,8 +75,7 @@ def eval_identifier(args: argparse.Namespace) -> int:
         scene_queries,
     )
 
-    identifier = Identifier(args.out, threads=args.threads,
-                            inset=CARD_INSET if args.inset is None else args.inset)
+    identifier = Identifier(args.out, threads=args.threads, inset=args.inset)
     work = Path(args.work) if args.work else Path(tempfile.gettempdir()) / "cardtrack-identifier-eval"
     work.mkdir(parents=True, exist_ok=True)
     decks = {}
