@@ -99,6 +99,19 @@ UNNAMED_PENALTY: dict[str, float] = {
 """Games where a card seen but never named stands for any one card of its spread: its cost
 (`unnamed_penalty`)."""
 
+TURN_PENALTY: dict[str, float] = {
+    # An Explorers turn passes with its hunger cards turned back and a mob revealed; the next
+    # player then acts while the table is read again. Over the four sets of Explorers clips
+    # the README measures (61 clips rendered with the scans, code of 118b428), the reads
+    # explained by moves on both sides of an end of turn made up the moves after it: 32 of the
+    # 59 moves read that did not happen (a misread mob taken by the next player, a hunger card
+    # read turned explained by a whole round), and no true move was read after a turn ended
+    # in the same read. A move in the next turn must show more than a card's worth.
+    "minecraft-explorers": 4.0,
+}
+"""Games where a move made in a turn that began within the same read costs more
+(`turn_penalty`)."""
+
 ZONE_PENDING: frozenset[str] = frozenset({
     # Several players count tokens at once, so some zone is nearly always changing: a counter
     # read wrong from the start would wait out `STUCK_FACTOR` pending times, and every move
@@ -127,6 +140,12 @@ class InterpretConfig:
       (`GameInterpreter.unusual`: in Explorers a turn ended with no hunger spent in it). A
       made-up round (one player's turn ended, the next one's ended at once) explains a
       misread card or two; a real one shows its hunger cards turned and turned back.
+    - `turn_penalty`: more cost for each move made in a turn that began within the same
+      explanation (after an end of turn it holds, `GameInterpreter.turn_of`): a player's turn
+      ends and the next one's moves come in later reads, so moves on both sides of a turn's
+      end in one read mostly make up the later ones to explain a card or two misread.
+      `for_game` sets it for the games in `TURN_PENALTY`; 0 (the default) makes no
+      difference between turns.
     - `warning_penalty`: score cost of each rule warning; legal explanations beat illegal ones
       unless the evidence for the illegal one is much stronger.
     - `zone_penalty`: cost of a zone whose expected cards are not all among the candidates.
@@ -207,6 +226,7 @@ class InterpretConfig:
     beam_width: int = 24
     move_penalty: float = 0.25
     unusual_penalty: float = 1.0
+    turn_penalty: float = 0.0
     warning_penalty: float = 3.0
     zone_penalty: float = 4.0
     card_penalty: float = 4.0
@@ -236,7 +256,8 @@ class InterpretConfig:
         `HOLD_SECONDS`; how long a change waits to be explained, `PENDING_SECONDS`, with
         `pending_frames` to match at up to 30 frames per second; whether each zone waits on
         its own, `ZONE_PENDING`; what a covered card not seen costs, `HIDDEN_PENALTY`; what
-        a card seen but not named costs, `UNNAMED_PENALTY`), with `changes` applied."""
+        a card seen but not named costs, `UNNAMED_PENALTY`; what a move in a turn begun in the
+        same read costs, `TURN_PENALTY`), with `changes` applied."""
         changes.setdefault("hold_seconds", HOLD_SECONDS.get(game, 0.0))
         if game in HIDDEN_PENALTY:
             changes.setdefault("hidden_penalty", HIDDEN_PENALTY[game])
@@ -244,6 +265,7 @@ class InterpretConfig:
         changes.setdefault("covered_unsure", COVERED_UNSURE.get(game, 0.0))
         changes.setdefault("unnamed_penalty", UNNAMED_PENALTY.get(game))
         changes.setdefault("zone_pending", game in ZONE_PENDING)
+        changes.setdefault("turn_penalty", TURN_PENALTY.get(game, 0.0))
         if game in PENDING_SECONDS:
             changes.setdefault("pending_seconds", PENDING_SECONDS[game])
             changes.setdefault("pending_frames", round(30 * PENDING_SECONDS[game]))
@@ -253,7 +275,7 @@ class InterpretConfig:
         for name in ("max_depth", "max_moves", "beam_width", "noise_rank", "pending_frames"):
             if getattr(self, name) < 1:
                 raise InterpretConfigError(f"interpret config: '{name}' must be at least 1")
-        for name in ("move_penalty", "unusual_penalty", "warning_penalty", "zone_penalty", "card_penalty",
+        for name in ("move_penalty", "unusual_penalty", "turn_penalty", "warning_penalty", "zone_penalty", "card_penalty",
                      "count_penalty", "hidden_penalty", "order_penalty", "pending_seconds", "confirm_margin", "confirm_frames",
                      "hold_seconds", "reach_penalty", "reread_sure", "reread_ratio", "covered_unsure",
                      "unnamed_put_penalty"):
@@ -600,6 +622,12 @@ class GameInterpreter(Protocol[S_in, M_out]):
         `InterpretConfig.unusual_penalty` for each such move."""
         ...
 
+    def turn_of(self, state: S_in) -> int | None:
+        """The turn `state` stands in, as a number that changes whenever a turn passes; an
+        explanation pays `InterpretConfig.turn_penalty` for each move it makes in another
+        turn than the belief's. None: the game does not tell turns apart here."""
+        ...
+
     def proposals(
         self,
         state: S_in,
@@ -751,6 +779,7 @@ class _Node(Generic[S, M]):
     appearance: dict[str, ExpectedZone]
     lacking: int = 0  # cards missing from unexplained zones that show nothing unexpected
     unusual: int = 0  # moves the game calls unusual where they were made (`GameInterpreter.unusual`)
+    later: int = 0  # moves made in a turn that began within it (`turn_penalty`)
     unheeded: int = 0  # zones where it disagrees with the hands (`_unheeded_hands`)
     hidden: int = 0  # covered cards it expects that were not seen (`ZoneFit.hidden`)
     turned_off: int = 0  # cards seen turned otherwise than it lays them (`ZoneFit.turned_off`)
@@ -809,13 +838,14 @@ class Interpreter(Generic[S, M]):
         unread: Sequence[str] | None = None,
         look: dict[str, ExpectedZone] | None = None,
         unusual: int = 0,
+        later: int = 0,
     ) -> _Node[S, M]:
         """Score `state` (reached by `moves`) against the snapshot; `before` is how the
         belief looks (the same for a whole search: `_ZoneFits.known` keeps what
         `hidden_known` makes of each look against it) and `unread` its `_hand_zones`, to tell which unseen changes the
         hands must account for (both from `state` itself when not given: the belief); `look`
         is how `state` looks, when already worked out; `unusual` how many of `moves` the game
-        calls unusual."""
+        calls unusual; `later` how many were made in a turn begun within `moves`."""
         cfg = self.config
         snapshot = reading.snapshot
         if look is None:
@@ -873,12 +903,16 @@ class Interpreter(Generic[S, M]):
             if unheeded:
                 total -= cfg.reach_penalty * unheeded
                 within = False
-        total -= cfg.move_penalty * len(moves) + cfg.warning_penalty * warnings + cfg.unusual_penalty * unusual
+        total -= (
+            cfg.move_penalty * len(moves) + cfg.warning_penalty * warnings + cfg.unusual_penalty * unusual
+            + cfg.turn_penalty * later
+        )
         return _Node(
             moves=moves,
             state=state,
             warnings=warnings,
             unusual=unusual,
+            later=later,
             depth=depth,
             score=total,
             explains=not unexplained,
@@ -907,6 +941,7 @@ class Interpreter(Generic[S, M]):
         if root.within_noise:
             return [root]
         unread = _hand_zones(root.appearance, snapshot) if snapshot.reached is not None else ()
+        turn = self.game.turn_of(belief) if cfg.turn_penalty else None
         best_of: dict[Any, _Node[S, M]] = {_key(belief): root}
         frontier = [root]
         # Every fit score is at most 0, so a node's descendants score at most minus the
@@ -938,6 +973,7 @@ class Interpreter(Generic[S, M]):
                         root.appearance,
                         unread,
                         unusual=node.unusual + self.game.unusual(node.state, move),
+                        later=node.later + (turn is not None and self.game.turn_of(node.state) != turn),
                     )
                     key = _key(step.state)
                     old = best_of.get(key)

@@ -106,6 +106,9 @@ class AbInterpreter:
     def unusual(self, state: AbState, move: AbMove) -> bool:
         return False
 
+    def turn_of(self, state: AbState) -> int | None:
+        return None
+
     # -- proposals ------------------------------------------------------------------------------
 
     def card_of(self, face: str) -> str | None:

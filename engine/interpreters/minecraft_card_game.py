@@ -200,6 +200,9 @@ class McgInterpreter:
     def unusual(self, state: McgState, move: McgMove) -> bool:
         return False
 
+    def turn_of(self, state: McgState) -> int | None:
+        return None
+
     # -- the observed difference of a player's area --------------------------------------------
 
     def _snapshot_memo(self, snapshot: TableSnapshot) -> dict[tuple[Any, ...], Any]:

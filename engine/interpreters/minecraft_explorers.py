@@ -163,6 +163,9 @@ class ExplorersInterpreter:
         fights for free with swords and ends the turn is counted too; that is rare as well)."""
         return isinstance(move, EndTurn) and state.spent == 0 and state.bonus == 0
 
+    def turn_of(self, state: ExplorersState) -> int | None:
+        return state.turn
+
     # -- the observed difference ----------------------------------------------------------------
 
     def _area_diff(

@@ -101,6 +101,9 @@ class Mk1Interpreter:
     def unusual(self, state: Mk1State, move: Mk1Move) -> bool:
         return False
 
+    def turn_of(self, state: Mk1State) -> int | None:
+        return None
+
     # -- proposals ------------------------------------------------------------------------------
 
     def _seen_card(self, card: SeenCard) -> str | None:
