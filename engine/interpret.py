@@ -208,7 +208,10 @@ class InterpretConfig:
       whose change the camera cannot see: a pile whose height changed though no hand reached
       it, or one a hand reached that stayed as it was. Above `move_penalty`, so a hand at a
       pile outweighs the simpler "nothing happened there"; below `zone_penalty`, so what the
-      camera sees outweighs where a hand went.
+      camera sees outweighs where a hand went. It is paid as well for each zone the moves
+      change that then shows otherwise and that no hand reached: a card put where nobody
+      reached and the camera does not see it (an Explorers trophy given to a player whose
+      area no hand went near, to explain a misread mob) is doubly unsupported.
     - `alternatives`: how many runner-up explanations to report to the operator console.
     - `reread_sure`: a zone marked `ExpectedZone.steady` whose same cards read otherwise
       (`TableSnapshot.reread`) is set right only by a card read at least this surely: a card
@@ -859,6 +862,10 @@ class Interpreter(Generic[S, M]):
         turned_off = 0
         look_get = look.get
         known = before if cfg.hidden_known and before is not None else None
+        # Zones the moves change that show otherwise and that no hand reached (`reach_penalty`).
+        reached = snapshot.reached if before is not None else None
+        before_get = before.get if before is not None else look_get
+        unreached = 0
         for zone, fits, by_id_get in reading.zones:
             expected = look_get(zone)
             if known is not None and expected is not None and expected.covered:
@@ -892,6 +899,8 @@ class Interpreter(Generic[S, M]):
                 unexplained.add(zone)
                 spread = expected.kind is ZoneKind.SPREAD
                 lacking += fit.lacking if fit.lacking and spread else _NOT_LACKING
+                if reached is not None and zone not in reached and look_get(zone) != before_get(zone):
+                    unreached += 1  # changed by the moves, not as seen, and no hand went there
             if not fit.exact:
                 differs.add(zone)
             hidden += fit.hidden
@@ -900,6 +909,7 @@ class Interpreter(Generic[S, M]):
             was = before or look
             zones = unread if unread is not None else _hand_zones(was, snapshot)
             unheeded = _unheeded_hands(look, was, snapshot, zones) if zones else 0
+            unheeded += unreached
             if unheeded:
                 total -= cfg.reach_penalty * unheeded
                 within = False

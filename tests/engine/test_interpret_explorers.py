@@ -780,3 +780,23 @@ def test_a_mob_misread_at_the_top_of_the_row_is_not_a_round_made_up() -> None:
     result = Interpreter(GAME, config).observe(before, seen)
     assert result.pending and result.moves == ()
 
+
+def test_a_card_put_where_no_hand_reached_and_not_seen_there_costs_the_reach_penalty() -> None:
+    """The made-up round above gives the spider's trophy to player 2, whose area shows no
+    spider. Where the hands were watched and none reached that area, the explanation pays
+    `reach_penalty` for it too; a hand there, or the trophy seen, and it does not."""
+    before, seen = _witch_for_the_spider()
+    config = InterpretConfig.for_game(GAME.id)
+    made_up = [EndTurn(player=1), Fight(player=2, mob="spider")]
+    plain_read = _score_of(config, before, seen, made_up)
+    away = dataclasses.replace(seen, reached=frozenset({"mobs", "mob-deck", "hunger"}))
+    there = dataclasses.replace(seen, reached=frozenset({"mobs", "mob-deck", "hunger", "player-2"}))
+    assert _score_of(config, before, away, made_up) == pytest.approx(plain_read - config.reach_penalty)
+    assert _score_of(config, before, there, made_up) == pytest.approx(plain_read)
+    # The trophy seen where it lies: the cards speak for themselves, wherever the hands were.
+    fought = replay_moves(before, made_up)
+    shown = dataclasses.replace(
+        away, zones={**away.zones, "player-2": render(fought, frame=10).cards("player-2")}
+    )
+    shown_free = dataclasses.replace(shown, reached=None)
+    assert _score_of(config, before, shown, made_up) == pytest.approx(_score_of(config, before, shown_free, made_up))
