@@ -797,7 +797,7 @@ class MinecraftExplorers:
                 )
         pool.subtract(placed)
         unseen = tuple(sorted(pool.elements()))
-        for front in {s for group in (ldeck, *display) for s in group if s in self._by_front}:
+        for front in sorted({s for group in (ldeck, *display) for s in group if s in self._by_front}):
             need = sum(1 for group in (ldeck, *display) for s in group if s == front)
             have = sum(1 for c in unseen if self.landscape_of(c) == front)
             if need > have:

@@ -457,7 +457,9 @@ class TableModel:
         removed: dict[str, list[PhysCard]] = {}
         added: dict[str, list[tuple[int, str]]] = {}
         new_lists: dict[str, list[str]] = {}
-        for zone in set(self.zones) | set(engine_zones):
+        # In zone order, not a set's: which of two cards with the same id is taken from the
+        # departures below (and so every track id after it) must not depend on the hash seed.
+        for zone in sorted(set(self.zones) | set(engine_zones)):
             if self._laid_elsewhere(zone):
                 continue  # hands and the box (what leaves the table goes there, unseen), sums
             new = list(reversed([c for c in engine_zones.get(zone, ()) if c is not None]))
