@@ -812,6 +812,25 @@ def test_run_without_a_model_names_the_file_and_how_to_train_it(capsys: pytest.C
     assert "/nowhere/finder.onnx" in err and "cardtrack train finder" in err
 
 
+def test_the_identifier_inset_chosen_for_a_run_reaches_its_identifier(capsys: pytest.CaptureFixture[str]) -> None:
+    """`cardtrack run --identifier-inset 0` reads each crop once (a slower machine may want the
+    time back); by default the pipeline reads the shipped two views; a share out of range is
+    refused before anything starts."""
+    from cardtrack.cli import build_parser
+    from cardtrack.commands.run import prepare
+    from vision.identify import CARD_INSET
+
+    _truth()
+    source = str(CLIP / "clip.mp4")
+    once, _, _ = prepare(build_parser().parse_args(["run", "--source", source, "--identifier-inset", "0"]))
+    assert once.identifier.embedder.inset == 0.0
+    shipped, _, _ = prepare(build_parser().parse_args(["run", "--source", source]))
+    assert shipped.identifier.embedder.inset == CARD_INSET
+    with pytest.raises(SystemExit):
+        main(["run", "--source", source, "--identifier-inset", "0.5"])
+    assert "--identifier-inset: expected a share from 0 to under 0.5" in capsys.readouterr().err
+
+
 def test_run_with_an_art_pack_of_another_game_says_so(capsys: pytest.CaptureFixture[str]) -> None:
     from vision.art.pack import proxy_pack
 
