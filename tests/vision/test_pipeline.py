@@ -781,7 +781,7 @@ def test_run_headless_prints_moves_as_json_lines_and_records_them(
     truth = _truth()
 
     def stand_ins(config: PipelineConfig | None = None, **kwargs: Any) -> Pipeline:
-        for name in ("finder_path", "identifier_path", "threads", "pack"):
+        for name in ("finder_path", "identifier_path", "threads", "pack", "identifier_inset"):
             kwargs.pop(name, None)
         return Pipeline(config, finder=TruthOracleFinder(truth), identifier=TruthOracleIdentifier(truth), **kwargs)
 
