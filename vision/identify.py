@@ -171,10 +171,10 @@ class Identifier:
                  inset: float | None = None) -> None:
         import onnxruntime as ort
 
-        inset = CARD_INSET if inset is None else inset  # None: the shipped reading
-        if not 0.0 <= inset < 0.5:
-            raise IdentifierError(f"inset must be from 0 to under 0.5 of the crop, got {inset}")
-        self._inset = float(inset)
+        try:
+            self._inset = check_inset(CARD_INSET if inset is None else inset)  # None: the shipped reading
+        except IdentifierError as exc:
+            raise IdentifierError(f"inset: {exc}") from None
 
         path = Path(model_path)
         where = str(path)
@@ -266,6 +266,15 @@ class Identifier:
         n = len(crops)
         both = self.embed_tensors(preprocess_batch([*crops, *(inset_view(c, self._inset) for c in crops)]))
         return _normalise_rows(both[:n] + both[n:])
+
+
+def check_inset(inset: float) -> float:
+    """`inset` as a share of the crop trimmed off each side: from 0 (each crop read once) to
+    under one half (something of the crop must stay). The one rule for every caller (the
+    identifier, and the `--inset` / `--identifier-inset` options of the commands)."""
+    if not 0.0 <= inset < 0.5:
+        raise IdentifierError(f"expected a share of the crop from 0 to under 0.5, got {inset}")
+    return float(inset)
 
 
 def inset_view(crop: np.ndarray, inset: float) -> np.ndarray:

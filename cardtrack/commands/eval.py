@@ -83,14 +83,17 @@ def _count(text: str) -> int:
 
 
 def inset_share(text: str) -> float:
-    """An identifier inset: a share of the crop from 0 to under 0.5."""
+    """An identifier inset (`vision.identify.check_inset`): a share of the crop from 0 to under 0.5."""
+    from vision.identify import IdentifierError, check_inset
+
     try:
         value = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected a share of the crop such as 0.08, got {text!r}") from None
-    if not 0.0 <= value < 0.5:
-        raise argparse.ArgumentTypeError(f"expected a share from 0 to under 0.5, got {value}")
-    return value
+    try:
+        return check_inset(value)
+    except IdentifierError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

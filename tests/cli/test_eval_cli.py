@@ -136,7 +136,7 @@ def test_no_footage_and_bad_truth_are_clear_errors(tmp_path: Path, capsys: pytes
     with pytest.raises(SystemExit) as exit_:  # argparse refuses it before anything runs
         main(["eval", str(FOOTAGE / CLIPS[0]), "--identifier-inset", "0.6"])
     assert exit_.value.code == 2
-    assert "--identifier-inset: expected a share from 0 to under 0.5" in capsys.readouterr().err
+    assert "--identifier-inset: expected a share of the crop from 0 to under 0.5" in capsys.readouterr().err
 
 
 def test_modes_are_chosen_by_the_first_word_and_flags_must_fit_the_mode() -> None:

@@ -828,7 +828,7 @@ def test_the_identifier_inset_chosen_for_a_run_reaches_its_identifier(capsys: py
     assert shipped.identifier.embedder.inset == CARD_INSET
     with pytest.raises(SystemExit):
         main(["run", "--source", source, "--identifier-inset", "0.5"])
-    assert "--identifier-inset: expected a share from 0 to under 0.5" in capsys.readouterr().err
+    assert "--identifier-inset: expected a share of the crop from 0 to under 0.5" in capsys.readouterr().err
 
 
 def test_run_with_an_art_pack_of_another_game_says_so(capsys: pytest.CaptureFixture[str]) -> None:
