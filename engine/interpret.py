@@ -967,6 +967,7 @@ class Interpreter(Generic[S, M]):
                 if not forced and node.depth >= cfg.max_depth:
                     continue
                 depth = node.depth + (0 if forced else 1)
+                later = node.later + (turn is not None and self.game.turn_of(node.state) != turn)
                 for move in self.game.proposals(
                     node.state, snapshot, node.differs, node.appearance
                 ):
@@ -983,7 +984,7 @@ class Interpreter(Generic[S, M]):
                         root.appearance,
                         unread,
                         unusual=node.unusual + self.game.unusual(node.state, move),
-                        later=node.later + (turn is not None and self.game.turn_of(node.state) != turn),
+                        later=later,
                     )
                     key = _key(step.state)
                     old = best_of.get(key)
