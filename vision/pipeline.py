@@ -194,6 +194,19 @@ class PipelineConfig:
       on the finder's corners, which are off by about 8 % of the card's width
       (`models/finder.md`); falling back whenever the refined outline is off the card's size
       read fewer Mattel moves (`models/corners.md`).
+    - `retry_cuts`: a card that lies still and that the identifier could not name, when
+      asked about again (`IdentifyReason.RETRY`, every `RETRY_UNNAMED_SECONDS`) and still
+      not named at its corners, is cut as a card of the layout's size lying square on the
+      table at their centre, and at their own angle, each shifted by this fraction of its
+      sides every way (`square_cuts`: 9 or 18 more crops). On a still table the finder gives
+      the same corners frame after frame, and where they are off (an Explorers spider laid
+      beside a skeleton, found turned 9 degrees and short of its lower edge by a tenth, and
+      the refiner pulled a corner onto its picture) no retry named it for four seconds, and
+      its fight was read late. Not where the card's whole outline, cut square, overlaps
+      another card seen (`overlapped`): a card of the Explorers mob row, most of it under
+      the next one, was named as that one (4-player seed 304). None: not cut otherwise.
+    - `retry_sure`: what one of those cuts must be named with to count: trying many cuts
+      finds a name for more crops of no card as well.
     - `max_identify_per_frame`: identifier calls per frame at most (new and turned-over cards
       first, moved ones after). Lower bounds the frame time when many cards move at once; the
       rest wait a frame or two.
@@ -244,6 +257,8 @@ class PipelineConfig:
     refine_covered: bool = True
     refine_tolerance: float | None = None
     max_identify_per_frame: int = 12
+    retry_cuts: float | None = 0.1
+    retry_sure: float = 0.8
     recheck_pending_frames: int = 5
     evidence_candidates: int = 3
     quiet_table: bool = True
@@ -268,6 +283,10 @@ class PipelineConfig:
             raise PipelineError("PipelineConfig.refine_tolerance: must be more than 0, or None")
         if not self.unnamed_notice_seconds > 0:
             raise PipelineError("PipelineConfig.unnamed_notice_seconds: must be more than 0")
+        if self.retry_cuts is not None and not 0 < self.retry_cuts < 0.5:
+            raise PipelineError("PipelineConfig.retry_cuts: must be more than 0 and below 0.5, or None")
+        if not 0 <= self.retry_sure <= 1:
+            raise PipelineError("PipelineConfig.retry_sure: must be from 0 to 1")
 
     @classmethod
     def for_game(cls, game: str, *, fps: float | None = None, **changes: Any) -> PipelineConfig:
@@ -382,7 +401,7 @@ def crop_card(image: np.ndarray, corners: np.ndarray, to_table: TableMap | None 
 
 
 _URGENCY = {IdentifyReason.NEW: 0, IdentifyReason.APPEARANCE: 1, IdentifyReason.TURNED: 2, IdentifyReason.MOVED: 3,
-            IdentifyReason.UNSURE: 4}
+            IdentifyReason.UNSURE: 4, IdentifyReason.RETRY: 5}
 
 
 def overlapped(tracker: CardTracker, requests: Sequence[IdentifyRequest], corners: np.ndarray) -> np.ndarray:
@@ -408,6 +427,36 @@ def card_shape_errors(quads: np.ndarray, to_table: TableMap, card_mm: tuple[floa
     ways = np.array([[short, long_, short, long_], [long_, short, long_, short]])  # (2, 4)
     off = np.abs(sides[:, None, :] - ways[None]) / ways[None]  # (n, 2, 4)
     return np.asarray(off.max(axis=2).min(axis=1))
+
+
+def square_cuts(corners: np.ndarray, to_table: TableMap, from_table: TableMap,
+                card_mm: tuple[float, float], shift: float) -> np.ndarray:
+    """(k, 4, 2) outlines in frame pixels of a card of `card_mm` lying on the table where
+    `corners` found one: centred where they are centred on the table, square to the table's
+    edges (the quarter turn nearest their own angle) and, where that differs, at their own
+    angle; each also shifted by `shift` of the card's sides along them, each way and
+    diagonally (nine per angle, the unshifted first). Each outline starts at the corner and
+    runs the way `corners` do, so that it is cut as they would be (`crop_card`)."""
+    flat = np.asarray(to_table(np.asarray(corners, np.float64).reshape(4, 2)), np.float64).reshape(4, 2)
+    centre = flat.mean(axis=0)
+    first = (flat[1] - flat[0] + flat[2] - flat[3]) / 2.0
+    angle = math.atan2(float(first[1]), float(first[0]))
+    square = round(angle / (math.pi / 2)) * (math.pi / 2)
+    short, long_ = sorted(float(x) for x in card_mm)
+    width, height = (short, long_) if _short_first(_edge_pairs(flat))[0] else (long_, short)
+    edge1, edge2 = flat[1] - flat[0], flat[2] - flat[1]
+    turn = 1.0 if edge1[0] * edge2[1] - edge1[1] * edge2[0] >= 0 else -1.0  # which way the corners run
+    angles = [square] if abs(angle - square) < math.radians(2) else [square, angle]
+    offsets = [(0, 0), *((i, j) for i in (-1, 0, 1) for j in (-1, 0, 1) if (i, j) != (0, 0))]
+    outlines = []
+    for a in angles:
+        u = np.array([math.cos(a), math.sin(a)]) * width
+        v = np.array([-math.sin(a), math.cos(a)]) * height * turn
+        for i, j in offsets:
+            c = centre + (u * i + v * j) * shift
+            rect = np.stack([c - u / 2 - v / 2, c + u / 2 - v / 2, c + u / 2 + v / 2, c - u / 2 + v / 2])
+            outlines.append(np.asarray(from_table(rect), np.float64).reshape(4, 2))
+    return np.stack(outlines).astype(np.float32)
 
 
 def keep_plausible(coarse: np.ndarray, refined: np.ndarray, to_table: TableMap | None,
@@ -479,6 +528,7 @@ def identify_tracks(
     refiner: Any = None,
     to_table: TableMap | None = None,
     card_mm: tuple[float, float] | None = None,
+    from_table: TableMap | None = None,
 ) -> int:
     """Stage `identify`: crop, identify and record the tracks that need it and the `refresh`
     ones; returns how many were identified (an unknown crop is left for the next frame).
@@ -490,6 +540,11 @@ def identify_tracks(
     `to_table` (image pixels to table millimetres) each card's shape is measured on the table,
     to cut it upright (`crop_shapes`), and with the card's size `card_mm` as well, a refined
     outline that is less like the card than the finder's is not used (`keep_plausible`).
+    A card asked about again unchanged since it could not be named (`IdentifyReason.RETRY`)
+    and that cannot be named now either is cut as a card of its size lying square on the
+    table (`square_cuts`, with `from_table` as well; `PipelineConfig.retry_cuts`), unless
+    that outline overlaps another card seen (`overlapped`), and named only by an answer of
+    `PipelineConfig.retry_sure` or more.
     A refreshed card's reading is recorded `settle_rereads` times, so that it outweighs what
     was known of the card before."""
     asked = identify_requests(tracker.tracks_needing_identification(), config.max_identify_per_frame)
@@ -545,6 +600,17 @@ def identify_tracks(
         again = identifier.identify(mine, corners=np.stack([other] * len(mine)), frame_index=frame_index)
         for answer, crop in zip(again, mine, strict=True):
             keep(i, answer, crop)
+    if config.retry_cuts is not None and to_table is not None and from_table is not None and card_mm is not None:
+        for i, request in enumerate(requests):
+            if results[i] or request.reason is not IdentifyReason.RETRY:
+                continue
+            cuts = square_cuts(corners[i], to_table, from_table, card_mm, config.retry_cuts)
+            if overlapped(tracker, (request,), cuts[:1])[0]:
+                continue  # cut whole, a card of a row or a fan takes in its neighbour, and is named as it
+            mine = [crop_card(image, c, to_table) for c in cuts]
+            for answer, crop in zip(identifier.identify(mine, corners=cuts, frame_index=frame_index), mine, strict=True):
+                if answer and answer[0].score >= config.retry_sure:
+                    keep(i, answer, crop)
     done = 0
     for request, candidates, cut_wide in zip(requests, results, wide, strict=True):
         if not candidates:
@@ -885,7 +951,7 @@ class Pipeline:
                 placed = zone_cards(self.layout, before, cfg)
                 refresh = refresh_requests(before, placed, settle.changed_since_last_settle)
             identify_tracks(self.tracker, self.identifier, image, index, cfg, refresh, self.corner_refiner,
-                            self._to_table, self.layout.card_mm)
+                            self._to_table, self.layout.card_mm, self.profile.table_to_image)
         tracks = self.tracker.tracks
         with timed("zones"):
             contents = zone_cards(self.layout, tracks, cfg)

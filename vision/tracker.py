@@ -56,6 +56,7 @@ class IdentifyReason(StrEnum):
     TURNED = "turned"  # turned more than `reidentify_turn_deg` since identified
     APPEARANCE = "appearance"  # the card looks different (flipped, swapped, covered)
     UNSURE = "unsure"  # named, but no face has `recheck_below` evidence: read it again
+    RETRY = "retry"  # never named, and looks as it did when last not named: asked again
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -83,10 +84,11 @@ class TrackerConfig:
     - `evidence_rate`: weight of a new identification in a track's evidence (1: forget the
       past; small: smooth over noisy identifications).
     - `retry_unnamed_frames`: a card the identifier could not name (`CardTracker.unnamed`) is
-      asked about again after this many frames, or at once when it moves, turns or changes
-      look by the amounts above; 1: every frame. A card half under another in a fan can stay
-      unnamed for the whole game, and asking again each frame about a crop that did not change
-      spends the identifier's time for nothing.
+      asked about again after this many frames (`IdentifyReason.RETRY`, which the pipeline
+      may answer by cutting it other ways), or at once when it moves, turns or changes look
+      by the amounts above (`IdentifyReason.NEW`); 1: every frame. A card half under another
+      in a fan can stay unnamed for the whole game, and asking again each frame about a crop
+      that did not change spends the identifier's time for nothing.
     - `recheck_below` / `recheck_frames`: a named card whose best face has less evidence than
       `recheck_below` is identified again every `recheck_frames` frames while it stays so, each
       answer averaged into its evidence (`evidence_rate`): a card read once from a poor cut (the
@@ -526,9 +528,10 @@ class CardTracker:
         if s.ref_center is None:
             if s.unnamed_at is not None:
                 frame, center, angle, signature = s.unnamed_at
-                if (self._frame - frame < self.config.retry_unnamed_frames
-                        and self._changed(s, center, angle, signature) is None):
-                    return None  # asked already about this very look: wait
+                if self._changed(s, center, angle, signature) is None:
+                    if self._frame - frame < self.config.retry_unnamed_frames:
+                        return None  # asked already about this very look: wait
+                    return IdentifyReason.RETRY
             return IdentifyReason.NEW
         changed = self._changed(s, s.ref_center, s.ref_angle, s.ref_signature)
         below = self.config.recheck_below

@@ -54,6 +54,7 @@ from vision.pipeline import (
     reread_zones,
     score_moves,
     setup_from_truth,
+    square_cuts,
 )
 from vision.settle import SettleState
 from vision.synth.truth import Truth, load_truth
@@ -606,6 +607,85 @@ def test_a_card_left_unknown_is_not_cropped_again_until_its_time_or_its_look_cha
         identify_tracks(tracker, identifier, image, frame, config)
         asked.append(identifier.calls > before)
     assert asked == [True, False, False, False, False, True, False]
+
+
+def _flat(points: np.ndarray) -> np.ndarray:
+    """A camera straight over the table, one millimetre a pixel."""
+    return np.asarray(points, np.float64)
+
+
+def _turned(centre: tuple[float, float], size: tuple[float, float], degrees: float) -> np.ndarray:
+    """A rectangle's corners, its first edge `size[0]` long, turned `degrees`."""
+    a = np.radians(degrees)
+    u = np.array([np.cos(a), np.sin(a)]) * size[0] / 2
+    v = np.array([-np.sin(a), np.cos(a)]) * size[1] / 2
+    c = np.asarray(centre, np.float64)
+    return np.stack([c - u - v, c + u - v, c + u + v, c - u + v]).astype(np.float32)
+
+
+def test_square_cuts_lie_square_on_the_table_at_the_corners_centre_and_angle() -> None:
+    # Found turned 9 degrees and a tenth short: cut square (nine shifts) and at its own angle (nine).
+    found = _turned((200.0, 150.0), (36.0, 54.0), 9.0)
+    cuts = square_cuts(found, _flat, _flat, (40.0, 60.0), 0.1)
+    assert cuts.shape == (18, 4, 2)
+    np.testing.assert_allclose(cuts[0], _turned((200.0, 150.0), (40.0, 60.0), 0.0), atol=1e-3)
+    np.testing.assert_allclose(cuts[9], _turned((200.0, 150.0), (40.0, 60.0), 9.0), atol=1e-3)
+    centres = cuts[:9].mean(axis=1) - np.array([200.0, 150.0])
+    assert sorted(map(tuple, np.round(centres).astype(int).tolist())) == sorted(
+        (dx, dy) for dx in (-4, 0, 4) for dy in (-6, 0, 6))  # a tenth of each side, every way
+    # Square already: only the nine. Long edge first, corners running the other way: kept so.
+    assert square_cuts(_turned((200.0, 150.0), (40.0, 60.0), 1.0), _flat, _flat, (40.0, 60.0), 0.1).shape == (9, 4, 2)
+    backwards = _turned((200.0, 150.0), (60.0, 40.0), 90.0)[::-1]
+    first = square_cuts(backwards, _flat, _flat, (40.0, 60.0), 0.1)[0]
+    edges = np.roll(first, -1, axis=0) - first
+    np.testing.assert_allclose(np.linalg.norm(edges, axis=1), [60.0, 40.0, 60.0, 40.0], atol=1e-3)
+    b = backwards - backwards.mean(axis=0)
+    f = first - first.mean(axis=0)
+    assert np.sign(b[0, 0] * b[1, 1] - b[0, 1] * b[1, 0]) == np.sign(f[0, 0] * f[1, 1] - f[0, 1] * f[1, 0])
+
+
+def test_a_still_card_not_named_when_asked_again_is_cut_square_on_the_table() -> None:
+    true = _turned((150.0, 100.0), (40.0, 60.0), 0.0)
+
+    class NamesTrueCutsOnly:
+        """Names a crop only where it was cut at the card's true corners."""
+
+        def __init__(self, score: float) -> None:
+            self.score = score
+            self.crops = 0
+
+        def identify(self, crops: Sequence[np.ndarray], *, corners: np.ndarray,
+                     frame_index: int) -> list[tuple[FaceCandidate, ...]]:
+            self.crops += len(crops)
+            return [(FaceCandidate(face="mob.spider", rotated_180=False, score=self.score),)
+                    if np.abs(np.asarray(c) - true).max() < 1.0 else () for c in corners]
+
+    image = np.full((300, 300, 3), 90, np.uint8)
+    found = _turned((150.0, 94.0), (36.0, 54.0), 9.0)  # turned, short and off centre: the same every frame
+
+    def run(config: PipelineConfig, score: float = 0.95, neighbour: bool = False) -> tuple[list[int], str | None]:
+        tracker = CardTracker(replace(config.tracker, frames_to_confirm=1))
+        identifier = NamesTrueCutsOnly(score)
+        quads = np.stack([found, found + np.array([25.0, 0.0], np.float32)]) if neighbour else found[None]
+        asked = []
+        for frame in range(6):
+            tracker.update(Detections(corners=quads, scores=np.full(len(quads), 0.9, np.float32)),
+                           image=image, frame_index=frame)
+            before = identifier.crops
+            identify_tracks(tracker, identifier, image, frame, config, to_table=_flat, card_mm=(40.0, 60.0),
+                            from_table=_flat)
+            asked.append(identifier.crops - before)
+        return asked, tracker.tracks[0].face
+
+    config = PipelineConfig.for_game("minecraft-explorers", fps=10)  # asked again after 5 frames
+    # First asked as found, not named; asked again unchanged: cut square as well, and named.
+    assert run(config) == ([1, 0, 0, 0, 0, 19], "mob.spider")
+    assert run(replace(config, retry_cuts=None)) == ([1, 0, 0, 0, 0, 1], None)
+    assert run(config, score=0.7)[1] is None  # not sure enough for a name found by trying cuts
+    # A card of a row, another over part of it: cut square it would take in its neighbour.
+    assert run(config, neighbour=True) == ([2, 0, 0, 0, 0, 2], None)
+    with pytest.raises(PipelineError, match="retry_cuts"):
+        PipelineConfig(retry_cuts=0.6)
 
 
 def test_candidates_merge_both_turns_and_requests_put_new_cards_first() -> None:

@@ -168,7 +168,7 @@ def test_a_card_the_identifier_cannot_name_waits_unless_it_changes() -> None:
     assert step(q) == [(1, IdentifyReason.NEW)]
     tracker.unnamed(1)  # half under another card: no name
     assert [step(q, seed=s) for s in range(1, 4)] == [[], [], []]  # the same look: not asked
-    assert step(q, seed=4) == [(1, IdentifyReason.NEW)]  # its time is up: asked again
+    assert step(q, seed=4) == [(1, IdentifyReason.RETRY)]  # its time is up: asked again, a retry
     tracker.unnamed(1)
     assert step(card(330, 180), seed=5) == [(1, IdentifyReason.NEW)]  # moved: asked at once
     tracker.unnamed(1)
@@ -213,7 +213,7 @@ def test_a_named_card_that_changes_look_and_cannot_be_named_loses_its_name() -> 
     assert track.candidates == () and track.peak_score == pytest.approx(0.45)
     # Now a card never named: asked again when its time is up or its look changes, not every frame.
     assert [step("back", 0.45, s) for s in range(4, 7)] == [[], [], []]
-    assert step("back", 0.45, 7) == [(1, IdentifyReason.NEW)]
+    assert step("back", 0.45, 7) == [(1, IdentifyReason.RETRY)]
     # Found surely (a card whose look a hand beside it changed), or without the setting, a
     # card keeps its name.
     for sure, cfg in ((0.8, config), (0.45, TrackerConfig(retry_unnamed_frames=4))):
