@@ -361,6 +361,11 @@ class ExplorersInterpreter:
                 if "mobs" in unexplained or "mob-deck" in unexplained:
                     for reveal in reveals:
                         yield EndTurn(player=move.player, armor=move.armor, reveal=reveal)
+                elif any(z.startswith("player-") and z != area_zone for z in unexplained):
+                    # Another player's area changed and the mobs did not: the night turned
+                    # up no mob the camera sees (iron armor cancelled it, or it is not read
+                    # yet), and the turn ended all the same.
+                    yield move
             elif area_zone in unexplained or "discard" in unexplained or "chests" in unexplained:
                 yield move
 

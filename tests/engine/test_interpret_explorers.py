@@ -800,3 +800,21 @@ def test_a_card_put_where_no_hand_reached_and_not_seen_there_costs_the_reach_pen
     )
     shown_free = dataclasses.replace(shown, reached=None)
     assert _score_of(config, before, shown, made_up) == pytest.approx(_score_of(config, before, shown_free, made_up))
+
+
+def test_an_end_of_turn_whose_night_shows_no_mob_is_read_from_the_next_players_move() -> None:
+    """The next player's move shows while the mob row is not read (a hand over it, or iron
+    armor cancelled the night's mob): the end of turn is read from that move alone, not the
+    move taken for the ended turn's player's."""
+    before = dataclasses.replace(base(), spent=2)
+    truth = [EndTurn(player=1), Explore(player=2, landscape="display-1")]
+    after = replay_moves(before, truth)
+    quiet = frozenset(render(after).zones) - {"mobs", "mob-deck", "hunger"}
+    seen = render(after, frame=10, settled=quiet)
+    best = Interpreter(GAME, InterpretConfig.for_game(GAME.id)).explain(before, seen)[0]
+    assert [plain(m) for m in best.moves] == [plain(m) for m in truth]
+    assert not best.unexplained
+    # Within the ended turn's player's own area, no end of turn is made up.
+    own = render(GAME.apply(before, Explore(player=1, landscape="display-1")).state, frame=10, settled=quiet)
+    best = Interpreter(GAME, InterpretConfig.for_game(GAME.id)).explain(before, own)[0]
+    assert [plain(m) for m in best.moves] == [plain(Explore(player=1, landscape="display-1"))]
