@@ -702,6 +702,10 @@ def test_candidates_merge_both_turns_and_requests_put_new_cards_first() -> None:
         IdentifyRequest(track_id=3, detection_index=2, corners=quad, reason=IdentifyReason.APPEARANCE),
     ]
     assert [r.track_id for r in identify_requests(requests, 2)] == [2, 3]
+    # A card asked about again unchanged waits behind every other reason: it can wait a frame.
+    retry = IdentifyRequest(track_id=0, detection_index=3, corners=quad, reason=IdentifyReason.RETRY)
+    unsure = IdentifyRequest(track_id=4, detection_index=4, corners=quad, reason=IdentifyReason.UNSURE)
+    assert [r.track_id for r in identify_requests([retry, unsure, *requests], 5)] == [2, 3, 1, 4, 0]
 
 
 def test_moves_compare_without_reveals_and_with_payments_as_sets() -> None:
