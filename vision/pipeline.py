@@ -203,8 +203,10 @@ class PipelineConfig:
       beside a skeleton, found turned 9 degrees and short of its lower edge by a tenth, and
       the refiner pulled a corner onto its picture) no retry named it for four seconds, and
       its fight was read late. Not where the card's whole outline, cut square, overlaps
-      another card seen (`overlapped`): a card of the Explorers mob row, most of it under
-      the next one, was named as that one (4-player seed 304). None: not cut otherwise.
+      another card seen (`overlapped`): such a cut takes in the neighbour and may be named
+      as it. (No footage read showed that it matters: on 4-player seed 304 the one card of
+      the mob row so named, an enderman, was a column the finder saw as one card, named
+      the same with the rule or without it.) None: not cut otherwise.
     - `retry_sure`: what one of those cuts must be named with to count: trying many cuts
       finds a name for more crops of no card as well.
     - `max_identify_per_frame`: identifier calls per frame at most (new and turned-over cards

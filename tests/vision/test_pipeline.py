@@ -666,7 +666,9 @@ def test_a_still_card_not_named_when_asked_again_is_cut_square_on_the_table() ->
     def run(config: PipelineConfig, score: float = 0.95, neighbour: bool = False) -> tuple[list[int], str | None]:
         tracker = CardTracker(replace(config.tracker, frames_to_confirm=1))
         identifier = NamesTrueCutsOnly(score)
-        quads = np.stack([found, found + np.array([25.0, 0.0], np.float32)]) if neighbour else found[None]
+        # The neighbour lies below, clear of the corners found (quad IoU 0.015) but not of the
+        # whole card's outline around them (0.043).
+        quads = np.stack([found, _turned((150.0, 149.0), (40.0, 60.0), 0.0)]) if neighbour else found[None]
         asked = []
         for frame in range(6):
             tracker.update(Detections(corners=quads, scores=np.full(len(quads), 0.9, np.float32)),
@@ -682,8 +684,9 @@ def test_a_still_card_not_named_when_asked_again_is_cut_square_on_the_table() ->
     assert run(config) == ([1, 0, 0, 0, 0, 19], "mob.spider")
     assert run(replace(config, retry_cuts=None)) == ([1, 0, 0, 0, 0, 1], None)
     assert run(config, score=0.7)[1] is None  # not sure enough for a name found by trying cuts
-    # A card of a row, another over part of it: cut square it would take in its neighbour.
-    assert run(config, neighbour=True) == ([2, 0, 0, 0, 0, 2], None)
+    # A card of a row whose whole outline takes in the next card's edge: not cut square (the
+    # neighbour, whose own outline is clear, is: 2 crops as found and its 9 square cuts).
+    assert run(config, neighbour=True) == ([2, 0, 0, 0, 0, 11], None)
     with pytest.raises(PipelineError, match="retry_cuts"):
         PipelineConfig(retry_cuts=0.6)
 
