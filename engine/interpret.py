@@ -862,12 +862,12 @@ class Interpreter(Generic[S, M]):
         turned_off = 0
         look_get = look.get
         known = before if cfg.hidden_known and before is not None else None
-        # Zones the moves change that show otherwise and that no hand reached (`reach_penalty`).
-        reached = snapshot.reached if before is not None else None
-        before_get = before.get if before is not None else look_get
+        # Zones the moves change that show otherwise and that no hand reached (`reach_penalty`);
+        # without `before` the state is the belief, which changes nothing.
+        reached = snapshot.reached
         unreached = 0
         for zone, fits, by_id_get in reading.zones:
-            expected = look_get(zone)
+            expected = expected_look = look_get(zone)
             if known is not None and expected is not None and expected.covered:
                 pair = fits.known.get(id(expected))
                 if pair is None or pair[0] is not expected:
@@ -899,7 +899,7 @@ class Interpreter(Generic[S, M]):
                 unexplained.add(zone)
                 spread = expected.kind is ZoneKind.SPREAD
                 lacking += fit.lacking if fit.lacking and spread else _NOT_LACKING
-                if reached is not None and zone not in reached and look_get(zone) != before_get(zone):
+                if before is not None and reached is not None and zone not in reached and expected_look != before.get(zone):
                     unreached += 1  # changed by the moves, not as seen, and no hand went there
             if not fit.exact:
                 differs.add(zone)
