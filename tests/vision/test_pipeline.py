@@ -50,6 +50,7 @@ from vision.pipeline import (
     merge_candidates,
     move_key,
     profile_from_truth,
+    readable_zones,
     renewed_zones,
     reread_zones,
     score_moves,
@@ -736,6 +737,32 @@ def test_games_with_fans_read_the_finder_s_adjacent_peaks() -> None:
         assert PipelineConfig.for_game(game).refine_covered
     custom = FinderConfig(threshold=0.4)
     assert PipelineConfig.for_game("minecraft-card-game", finder=custom).finder is custom
+
+
+def test_a_quiet_table_is_read_while_only_its_excepted_zones_move() -> None:
+    """The whole table is read once every zone is settled, but for the zones of
+    `quiet_except` (the Explorers hunger cards, turned back as the next player reaches out):
+    the other zones are read while these move, and these only once settled themselves."""
+    zones = ("mobs", "mob-deck", "hunger", "player-2")
+    contents = ZoneContents(zones={z: () for z in zones}, outside=())
+
+    def settle(settled: set[str]) -> SettleState:
+        return SettleState(frame_index=0, settled=frozenset(settled), changed_since_last_settle=frozenset(),
+                           hands_over=frozenset(), reached=frozenset(), motion={z: 0.0 for z in zones},
+                           hand_mask=np.zeros((1, 1), bool), scale=1)
+
+    plain = PipelineConfig()
+    explorers = PipelineConfig.for_game("minecraft-explorers")
+    assert explorers.quiet_except == {"hunger"} and not plain.quiet_except
+    still = {"mobs", "mob-deck", "player-2"}
+    assert readable_zones(contents, settle(still), plain) == frozenset()
+    assert readable_zones(contents, settle(still), explorers) == still
+    assert readable_zones(contents, settle(still | {"hunger"}), explorers) == set(zones)
+    # Any other zone moving still holds the whole table back.
+    assert readable_zones(contents, settle({"mobs", "hunger"}), explorers) == frozenset()
+    assert readable_zones(contents, settle({"mobs"}), replace(plain, quiet_table=False)) == {"mobs"}
+    for game in ("minecraft-card-game", "minecraft-mk1", "angry-birds-power-cards"):
+        assert not PipelineConfig.for_game(game).quiet_except
 
 
 class _BrokenIdentifier:
