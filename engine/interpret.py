@@ -586,9 +586,11 @@ def fit_zone(
     off = 0
     if expected.turned is not None:
         # Cards turned by the state (spent hunger): as many seen turned, give or take the
-        # cards not seen; otherwise it costs as a zone that does not match.
-        turned = sum(1 for c in shown if c.rotated_180)
-        unseen = max(0, len(faces) - len(shown))
+        # cards not seen and those whose turn is not known; otherwise it costs as a zone that
+        # does not match.
+        read = [c for c in shown if c.turn_known]
+        turned = sum(1 for c in read if c.rotated_180)
+        unseen = max(0, len(faces) - len(read))
         off = max(0, turned - expected.turned, expected.turned - turned - unseen)
         if off:
             score -= config.zone_penalty + config.card_penalty * off

@@ -56,11 +56,15 @@ class Candidate:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SeenCard:
-    """A card the camera sees: its face candidates (best first) and its tracker id."""
+    """A card the camera sees: its face candidates (best first), its tracker id, whether it
+    lies turned 180 degrees and whether that was read with the card as it looks now
+    (`turn_known` false: its look changed and it could not be named again, so the turn read
+    before may be stale)."""
 
     candidates: tuple[Candidate, ...]
     track_id: int | None = None
     rotated_180: bool = False
+    turn_known: bool = True
 
     def __post_init__(self) -> None:
         if not self.candidates:
@@ -177,9 +181,10 @@ class ExpectedZone:
     `turned` is how many of a spread's cards lie turned 180 degrees by the state (the
     Explorers hunger cards spent this turn), where the turn is game information the faces do
     not show: cards seen turned (`SeenCard.rotated_180`) that the state does not account for,
-    or turned cards it expects beyond those the unseen cards may be, cost as a zone that does
-    not match (`zone_penalty`, and `card_penalty` each), though a soft zone stays explained
-    (None: the turn is not read).
+    or turned cards it expects beyond those the unseen cards may be (a card whose turn is not
+    known, `SeenCard.turn_known`, counts as unseen), cost as a zone that does not match
+    (`zone_penalty`, and `card_penalty` each), though a soft zone stays explained (None: the
+    turn is not read).
     """
 
     kind: ZoneKind

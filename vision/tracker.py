@@ -171,6 +171,10 @@ class Track:
     velocity_mm: np.ndarray  # (2,) mm per frame
     candidates: tuple[Candidate, ...]  # identity evidence, best first
     rotated_180: bool  # as last identified
+    # False when the card's look changed since it was last named and the identifier could not
+    # name it again (its name kept in doubt, `TrackerConfig.changed_doubt`): `rotated_180` is
+    # then the way round of an earlier look (a card turned in place: a spent hunger card).
+    turn_known: bool = True
     peak_score: float = 1.0  # the finder's highest confidence in this card over its life
     # How the crop that last named it was cut: its first edge the long one (a landscape crop,
     # which the identifier turns a quarter); None: not recorded. `rotated_180` is read
@@ -323,6 +327,7 @@ class _TrackState:
         "score",
         "signature",
         "track_id",
+        "turn_known",
         "unnamed_at",
         "velocity",
     )
@@ -347,6 +352,7 @@ class _TrackState:
         self.evidence: dict[str, float] = {}
         self.ranked: tuple[Candidate, ...] = ()
         self.rotated_180 = False
+        self.turn_known = True
         self.cut_wide: bool | None = None
         self.ref_center: np.ndarray | None = None
         self.ref_angle = 0.0
@@ -605,6 +611,7 @@ class CardTracker:
             }
         self._set_evidence(s, evidence)
         s.rotated_180 = rotated_180
+        s.turn_known = True
         s.cut_wide = cut_wide
         s.unnamed_at = None
         s.checked_at = self._frame
@@ -627,7 +634,8 @@ class CardTracker:
         A named track whose look changed (`IdentifyReason.APPEARANCE`) and that the finder now
         sees fainter than `TrackerConfig.faint_below` loses its evidence and becomes a track
         never named, found as surely as it is now (`Track.peak_score`); one found surely keeps
-        its name, in doubt (`TrackerConfig.changed_doubt`)."""
+        its name, in doubt (`TrackerConfig.changed_doubt`), and its way round as last read is
+        no longer known (`Track.turn_known`)."""
         s = self._find(track_id)
         if s is None:
             raise TrackerError(f"CardTracker.unnamed: no track {track_id} (it may have ended)")
@@ -642,6 +650,7 @@ class CardTracker:
         elif changed and doubt is not None and s.ranked and s.ranked[0].score > doubt:
             scale = doubt / s.ranked[0].score
             self._set_evidence(s, {f: v * scale for f, v in s.evidence.items()})
+            s.turn_known = False
         s.checked_at = self._frame
         if s.ref_center is None:
             s.unnamed_at = (self._frame, s.center.copy(), s.angle,
@@ -707,6 +716,7 @@ def _view(s: _TrackState) -> Track:
         velocity_mm=s.velocity,
         candidates=s.ranked,
         rotated_180=s.rotated_180,
+        turn_known=s.turn_known,
         peak_score=s.peak,
         cut_wide=s.cut_wide,
     )

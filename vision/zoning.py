@@ -144,6 +144,7 @@ class ZonedCard:
     first_frame: int
     candidates: tuple[Candidate, ...]  # identity evidence, best first; empty: not identified
     rotated_180: bool
+    turn_known: bool = True  # the way round read with the card's current look (`Track.turn_known`)
     sure: bool = True  # found with confidence (`ZoningConfig.sure_score`); else counts once named
     covered: bool = False  # in a spread, unnamed for long beside, or lying on, a named card (`ZoningConfig.unnamed_frames`)
 
@@ -155,7 +156,8 @@ class ZonedCard:
         """The card as the engine's snapshot holds it (needs at least one candidate)."""
         if not self.candidates:
             raise ZoningError(f"track {self.track_id}: not identified yet, it has no candidates")
-        return SeenCard(candidates=self.candidates, track_id=self.track_id, rotated_180=self.rotated_180)
+        return SeenCard(candidates=self.candidates, track_id=self.track_id, rotated_180=self.rotated_180,
+                        turn_known=self.turn_known)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True, eq=False)
@@ -346,6 +348,7 @@ def assign_cards(layout: Layout, tracks: Sequence[Track], config: ZoningConfig) 
                     first_frame=track.first_frame,
                     candidates=track.candidates,
                     rotated_180=turned_round(track, facing.get(zone, 0.0)),
+                    turn_known=track.turn_known,
                     sure=track.peak_score >= config.sure_score,
                     covered=(
                         frames is not None and not track.candidates and zone in spreads

@@ -561,6 +561,35 @@ def test_an_end_of_turn_is_read_only_when_the_spent_hunger_cards_are_turned_back
     assert LOOK.appearance(three)["hunger"].turned == 3
 
 
+def test_hunger_cards_whose_turn_was_not_read_again_do_not_tell_their_way_round() -> None:
+    """A hunger card turned in place looks otherwise; where the identifier cannot name its
+    strip again, the tracker keeps its name but not its way round (`SeenCard.turn_known`).
+    A fight that spent two more hunger is read though the two newly spent cards still show
+    the turn read before they were spent (seed 177's skeleton fight: read 115 frames late,
+    with the end of turn); read surely unturned, the same cards hold it back."""
+    before = dataclasses.replace(base(), spent=1)
+    move = Fight(player=1, mob="zombie")
+    after = GAME.apply(before, move).state
+    assert after.spent > before.spent + 1  # the zombie costs more than one hunger
+    seen = render(after, frame=10)
+    hunger = list(seen.cards("hunger"))
+    flipped = list(range(before.spent, after.spent))[:2]
+    assert len(flipped) == 2 and all(hunger[k].rotated_180 for k in flipped)
+
+    def stale(known: bool) -> TableSnapshot:
+        cards = list(hunger)
+        for k in flipped:
+            cards[k] = dataclasses.replace(cards[k], rotated_180=False, turn_known=known)
+        return TableSnapshot(frame=10, time=10 / 30.0, zones={**seen.zones, "hunger": tuple(cards)},
+                             counts=seen.counts, settled=seen.settled)
+
+    config = InterpretConfig.for_game(GAME.id)
+    result = Interpreter(GAME, config).observe(before, stale(False))
+    assert [plain(m) for m in result.moves] == [plain(move)], result
+    sure = Interpreter(GAME, config).observe(before, stale(True))
+    assert [plain(m) for m in sure.moves] != [plain(move)]
+
+
 def test_mobs_turned_up_without_a_hand_at_the_mob_deck_cost_the_reach_penalty() -> None:
     """Every mob back looks alike and the deck's height changes too little to see: a hand
     that reached into the mob deck tells that mobs were turned up. An explanation that turns

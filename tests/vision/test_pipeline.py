@@ -101,9 +101,11 @@ def test_cards_go_to_their_zone_newest_on_top_and_loose_cards_to_the_loose_zone(
         track(5, (-300.0, 100.0), first=7),  # beside the table
         track(6, area, first=50, face=None),  # not identified yet
     ]
+    tracks[1] = replace(tracks[1], turn_known=False)  # its look changed, not named again
     contents = assign_cards(layout, tracks, config)
     assert [c.track_id for c in contents.cards("resource-pile-1")] == [2, 1]
     assert contents.seen("resource-pile-1")[0].best.face == "wood-2"
+    assert [c.turn_known for c in contents.seen("resource-pile-1")] == [False, True]
     assert [c.track_id for c in contents.cards("tnt")] == [4]
     assert contents.outside == (5,)
     assert contents.ready("resource-pile-1") and not contents.ready("player-1")

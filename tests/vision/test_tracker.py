@@ -255,12 +255,16 @@ def test_a_named_card_found_surely_that_changes_look_unnamed_keeps_its_name_in_d
 
     for s in range(3):
         step("front", s)
-    tracker.identified(1, {"chest_01": 0.85, "chest_09": 0.05})
+    tracker.identified(1, {"chest_01": 0.85, "chest_09": 0.05}, rotated_180=True)
+    named = tracker.track(1)
+    assert named is not None and named.rotated_180 and named.turn_known
     assert step("back", 3) == [(1, IdentifyReason.APPEARANCE)]
     tracker.unnamed(1)
     doubted = tracker.track(1)
     assert doubted is not None and doubted.face == "chest_01"
     assert [c.score for c in doubted.candidates] == pytest.approx([0.45, 0.45 * 0.05 / 0.85])
+    # The way round read before belongs to the old look (a card turned in place): not known.
+    assert not doubted.turn_known
     tracker.unnamed(1)  # asked again about the same look: no lower than the doubt
     again = tracker.track(1)
     assert again is not None and again.candidates[0].score == pytest.approx(0.45)
@@ -270,6 +274,7 @@ def test_a_named_card_found_surely_that_changes_look_unnamed_keeps_its_name_in_d
     tracker.identified(1, {"chest_01": 0.9})
     restored = tracker.track(1)
     assert restored is not None and restored.candidates[0].score > config.recheck_below
+    assert restored.turn_known and not restored.rotated_180
     # Without the setting the old name stays as sure as it was.
     plain = CardTracker(TrackerConfig())
     tracker = plain
@@ -279,7 +284,7 @@ def test_a_named_card_found_surely_that_changes_look_unnamed_keeps_its_name_in_d
     step("back", 3)
     plain.unnamed(1)
     kept = plain.track(1)
-    assert kept is not None and kept.candidates[0].score == pytest.approx(0.85)
+    assert kept is not None and kept.candidates[0].score == pytest.approx(0.85) and kept.turn_known
     with pytest.raises(TrackerError, match="changed_doubt"):
         TrackerConfig(changed_doubt=1.5)
 
