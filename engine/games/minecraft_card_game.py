@@ -263,7 +263,7 @@ class McgState:
     craft_piles: tuple[tuple[Slot, ...], ...]
     discard: tuple[str, ...]
     set_aside: str | None
-    areas: tuple[tuple[str, ...], ...]
+    areas: tuple[tuple[str, ...], ...]  # per player, in the order the cards came (`zones` lists them latest first)
     reserves: tuple[tuple[str, ...], ...]
     used: frozenset[str]
     unseen: tuple[str, ...]
@@ -459,7 +459,8 @@ class MinecraftCardGame:
         """A fresh table: dealt from `seed`, or laid out exactly as `setup` says.
 
         `setup` maps zone ids to card lists (piles top first; `None` for a face-down card not
-        known): `resource-pile-1..5`, `craft-pile-1..4`, `set-aside`, `discard`, `player-N`,
+        known; a player's area latest first, the card on top of it first, as `zones` lists it):
+        `resource-pile-1..5`, `craft-pile-1..4`, `set-aside`, `discard`, `player-N`,
         `reserve-N`. Cards the setup does not place are out of sight (the unseen pool).
         """
         if not isinstance(players, int) or not (
@@ -593,7 +594,7 @@ class MinecraftCardGame:
             raise SetupError("setup: 'set-aside' holds one craft card")
         discard = tuple(c for c in cards_of("discard", False) if c is not None)
         areas = tuple(
-            tuple(c for c in cards_of(f"player-{p}", False) if c is not None)
+            tuple(reversed([c for c in cards_of(f"player-{p}", False) if c is not None]))
             for p in range(1, players + 1)
         )
         reserves = tuple(
@@ -1259,7 +1260,10 @@ class MinecraftCardGame:
         return state.over
 
     def zones(self, state: McgState) -> dict[str, tuple[Slot, ...]]:
-        """Zone id -> cards (piles top first; None = face down, not known)."""
+        """Zone id -> cards (piles top first; None = face down, not known). A player's area is
+        listed latest first: a card put in it lies on top of the ones before, as on a table, and
+        whatever lays the table out from this (synthetic footage, a setup read off a camera)
+        puts the first card listed on top, as for every other zone."""
         out: dict[str, tuple[Slot, ...]] = {}
         for i, pile in enumerate(state.resource_piles):
             out[f"resource-pile-{i + 1}"] = pile
@@ -1268,7 +1272,7 @@ class MinecraftCardGame:
         out["discard"] = state.discard
         out["set-aside"] = (state.set_aside,) if state.set_aside else ()
         for p in range(1, state.players + 1):
-            out[f"player-{p}"] = state.areas[p - 1]
+            out[f"player-{p}"] = tuple(reversed(state.areas[p - 1]))
             out[f"reserve-{p}"] = state.reserves[p - 1]
         out["tnt"] = state.tnt
         return out

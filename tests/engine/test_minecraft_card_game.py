@@ -86,3 +86,14 @@ def test_validate_reports_without_changing_anything() -> None:
     move = Craft(player=1, card="wood-hoe", source="craft-pile-1", pay=("wood-1",))
     assert [w.code for w in GAME.validate(state, move)] == ["underpaid"]
     assert GAME.initial_state(players=2, setup={**SMALL, "player-1": ["wood-1"]}) == state
+
+
+def test_a_players_area_is_listed_latest_first_as_it_lies_and_a_setup_reads_it_so() -> None:
+    # The card put in an area last lies on top of it: `zones` lists it first, as it lists a
+    # pile's top first, and a setup written (or read off a camera) that way means the same.
+    state = GAME.initial_state(players=2, setup={**SMALL, "player-1": ["stone-1"]})
+    state = GAME.apply(state, Mine(player=1, pile=1)).state
+    assert state.areas[0] == ("stone-1", "wood-2")
+    assert GAME.zones(state)["player-1"] == ("wood-2", "stone-1")
+    again = GAME.initial_state(players=2, setup={**SMALL, "player-1": list(GAME.zones(state)["player-1"])})
+    assert again.areas[0] == state.areas[0]

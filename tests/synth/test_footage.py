@@ -19,14 +19,15 @@ from vision.synth.truth import Truth, load_truth
 
 @pytest.fixture(scope="module")
 def clip(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Truth]:
-    """A three-move clip at a low frame rate (few frames keep the test quick), and its truth."""
+    """A four-move clip at a low frame rate (few frames keep the test quick), and its truth:
+    player 1 mines and reserves, player 2 mines twice."""
     out = tmp_path_factory.mktemp("footage") / "clip"
     cache = tmp_path_factory.mktemp("cache")
     mp = pytest.MonkeyPatch()
     mp.setenv("CARDTRACK_CACHE", str(cache))
     try:
         rc = main(["synth", "footage", "--game", "minecraft-card-game", "--players", "2", "--seed", "1",
-                   "--moves", "3", "--fps", "10", "--size", "320x180", "--out", str(out), "--quiet"])
+                   "--moves", "4", "--fps", "10", "--size", "320x180", "--out", str(out), "--quiet"])
     finally:
         mp.undo()
     assert rc == 0
@@ -47,11 +48,11 @@ def test_moves_and_checkpoints_follow_the_engine(clip: tuple[Path, Truth]) -> No
     _, truth = clip
     ruleset = get_game("minecraft-card-game")
     game = simulate_game(ruleset, players=2, seed=1)
-    assert [m.move for m in truth.moves] == [ruleset.move_to_dict(m) for m in game.moves[:3]]
+    assert [m.move for m in truth.moves] == [ruleset.move_to_dict(m) for m in game.moves[:4]]
     frames = [m.frame for m in truth.moves]
-    assert frames == sorted(frames) and len(set(frames)) == 3
+    assert frames == sorted(frames) and len(set(frames)) == 4
     # One checkpoint before the first move and one after each move, on a frame with no hand.
-    assert len(truth.checkpoints) == 4
+    assert len(truth.checkpoints) == 5
     state = ruleset.initial_state(players=2, seed=game.seed)
     for k, cp in enumerate(truth.checkpoints):
         if k:
@@ -73,6 +74,21 @@ def test_moves_and_checkpoints_follow_the_engine(clip: tuple[Path, Truth]) -> No
         pile = last[f"resource-pile-{i}"]
         assert pile[0].face == pile[0].card
         assert all(zc.face == "resource-back" for zc in pile[1:])
+
+
+def test_a_card_put_in_a_players_area_lies_on_top_of_the_ones_already_there(clip: tuple[Path, Truth]) -> None:
+    # Player 2 mines twice: the second card goes on top of the first (which stays as it lay),
+    # not under it with the area laid out again.
+    _, truth = clip
+    before, after = truth.checkpoints[3], truth.checkpoints[4]
+    assert truth.moves[3].move == {"player": 2, "move": "mine", "pile": 1}
+    first, = before.zones["player-2"]
+    latest, under = after.zones["player-2"]
+    assert under.track == first.track and latest.track != first.track
+    seen = {c.track: c for c in truth.frames[after.frame].cards}
+    assert seen[latest.track].visible > 0.99 > seen[under.track].visible
+    carried = {c.track for f in truth.frames[before.frame:after.frame] for c in f.cards if c.zone is None}
+    assert first.track not in carried
 
 
 def test_hands_appear_while_cards_move(clip: tuple[Path, Truth]) -> None:
