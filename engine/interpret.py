@@ -64,6 +64,11 @@ HIDDEN_PENALTY: dict[str, float] = {
     # as four moves (two fights, their trophies hidden in the player's row, and a whole turn
     # that passed) instead of one end of turn with the skeleton the identifier ranked third.
     "minecraft-explorers": 1.0,
+    # A Mattel player's resources lie fanned, the latest on top, each older one half under
+    # the next: at the default 0.25, a turn read in one go (a mine, a TNT blast and its keep)
+    # was explained by the same cards kept and mined in another order, and the belief went
+    # wrong from there (3-player replays of whole games from one read per turn).
+    "minecraft-card-game": 1.0,
 }
 """Games whose covered cards mostly show: the cost of each one not seen (`hidden_penalty`)."""
 
@@ -84,6 +89,9 @@ HIDDEN_KNOWN_GAMES: frozenset[str] = frozenset({
     # made up with an end of turn (4-player seed 301: every later move read as the next
     # player's), a fight's trophy tucked under the next item.
     "minecraft-explorers",
+    # A Mattel player's area: the resources it held lie under the card just put there, and
+    # the finder loses some of them; what a move puts there is on top and must show.
+    "minecraft-card-game",
 })
 """Games where only a covered card the belief already had goes unseen at `hidden_penalty`
 (`InterpretConfig.hidden_known`)."""

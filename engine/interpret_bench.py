@@ -233,9 +233,10 @@ def read_game(
     config: InterpretConfig | None = None,
     rng_seed: int | None = None,
 ) -> GameReading:
-    """Play `simulated` on the virtual table and read it back from snapshots."""
+    """Play `simulated` on the virtual table and read it back from snapshots, with `config`
+    (None: the game's own, `InterpretConfig.for_game`, as the pipeline reads it)."""
     game = interpreter_for(ruleset)
-    interp: Interpreter[Any, Any] = Interpreter(ruleset, config, game)
+    interp: Interpreter[Any, Any] = Interpreter(ruleset, config or InterpretConfig.for_game(ruleset.id), game)
     truth_initial = ruleset.initial_state(
         players=simulated.players, options=simulated.options, seed=simulated.seed
     )

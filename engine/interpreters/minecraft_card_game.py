@@ -169,6 +169,10 @@ class McgInterpreter:
                 faces=tuple(self.card_face(c, used=c in used, in_area=True) for c in reversed(area)),
                 count=len(area),
                 ordered=True,
+                # The resources under the latest card lie half hidden and may go unseen
+                # (`InterpretConfig.hidden_penalty`); a crafted card must show, whichever
+                # side is up (a tool used, flipped where it lies, is read by its face).
+                covered=frozenset(i for i, c in enumerate(reversed(area)) if i and self.rules.is_resource(c)),
             )
         if kind == "reserve":
             res = key[1]

@@ -215,7 +215,7 @@ def test_a_redeal_reveals_the_new_top_seen_by_the_camera() -> None:
     [2, 3],
 )
 def test_whole_games_replayed_from_turn_snapshots_end_with_the_same_scores(players: int) -> None:
-    interp: Interpreter[Any, Any] = Interpreter(GAME)
+    interp: Interpreter[Any, Any] = Interpreter(GAME, InterpretConfig.for_game("minecraft-card-game"))
     for seed in range(2):
         found, total, belief, game = replay_from_snapshots(seed, players, 0.0, interp)
         assert GAME.scores(belief) == game.scores
@@ -339,6 +339,31 @@ def test_a_card_missing_from_one_read_does_not_hold_the_move_back() -> None:
     assert not result.pending and recovered([Mine(player=1, pile=2), Mine(player=1, pile=3)], list(result.moves)) == 2
     # Seen again in the next read: nothing more happens.
     assert interp.observe(result.state, render(after, frame=4)).moves == ()
+
+
+def test_cards_under_the_top_of_a_players_area_may_go_unseen_at_less_cost_than_the_card_put_there() -> None:
+    # A player's cards lie fanned, the latest on top: the finder loses the ones half under
+    # it. Those the area already held count as hidden (`hidden_penalty`); the card the move
+    # put there counts as a card not seen.
+    state = GAME.initial_state(players=2, seed=3)
+    for move in (Mine(player=1, pile=2), Mine(player=1, pile=3), Mine(player=2, pile=4), Mine(player=2, pile=5)):
+        state = GAME.apply(state, move).state
+    after = GAME.apply(state, Mine(player=1, pile=1)).state
+    snap = render(after, frame=1)
+    assert len(snap.zones["player-1"]) == 3
+    cfg = InterpretConfig.for_game("minecraft-card-game")
+
+    def read(area: tuple[SeenCard, ...]) -> Any:
+        seen = TableSnapshot(frame=1, time=0.0, zones={**snap.zones, "player-1": area}, counts=snap.counts,
+                             settled=snap.settled)
+        return Interpreter(GAME, config=cfg).observe(state, seen)
+
+    top_only = read(snap.zones["player-1"][:1])  # both older cards lost under the new one
+    assert not top_only.pending and top_only.moves == (Mine(player=1, pile=1),)
+    older_only = read(snap.zones["player-1"][1:])  # the mined card itself not seen
+    # Two older cards lost cost less than the one card the move put there (which a mine
+    # still explains best, as a card not seen this time, see above).
+    assert top_only.score > older_only.score
 
 
 def test_whole_games_are_read_back_from_camera_like_reads() -> None:
