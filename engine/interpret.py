@@ -107,6 +107,17 @@ UNNAMED_PENALTY: dict[str, float] = {
 """Games where a card seen but never named stands for any one card of its spread: its cost
 (`unnamed_penalty`)."""
 
+NOISE_RANK: dict[str, int] = {
+    # A Mattel craft pile's new top, after a reserve or a craft, lies where the old one lay:
+    # the tracker keeps the track and its evidence of the old top, so the new top reads
+    # first (0.75) with the old one as its runner-up (0.25), and the reserve was taken for
+    # nothing happening until the reserved card, standing in its holder, was named seconds
+    # later (reads 60 frames late on the development footage).
+    "minecraft-card-game": 1,
+}
+"""Games whose belief is doubted, and searched past (`InterpretConfig.search_matching`),
+once a face it shows is not the identifier's first choice (`noise_rank`)."""
+
 TURN_PENALTY: dict[str, float] = {
     # An Explorers turn passes with its hunger cards turned back and a mob revealed; the next
     # player then acts while the table is read again. Over the four sets of Explorers clips
@@ -189,7 +200,12 @@ class InterpretConfig:
       that differ in the order of their moves.
     - `noise_rank`: a snapshot in which every expected face of the current belief is within the
       first `noise_rank` candidates is read as "nothing happened". 2 absorbs a single
-      mis-ranked face; 1 trusts the identifier's first choice.
+      mis-ranked face; 1 trusts the identifier's first choice. `for_game` sets it for the
+      games in `NOISE_RANK`.
+    - `search_matching`: a read that the belief explains, but with some face only further down
+      its candidates than `noise_rank`, is still searched for moves that explain it better
+      (otherwise the belief, explaining it, is taken as it is: nothing happened). `for_game`
+      turns it on for the games in `NOISE_RANK`.
     - `pending_frames` / `pending_seconds`: how long an unexplained change is held before it is
       written as a desync (whichever is reached first). Longer lets a half-finished move
       complete and vision noise settle; shorter keeps the overlay in step with the table.
@@ -249,6 +265,7 @@ class InterpretConfig:
     unnamed_put_penalty: float = 3.0
     order_penalty: float = 0.01
     noise_rank: int = 2
+    search_matching: bool = False
     pending_frames: int = 30
     pending_seconds: float = 2.0
     alternatives: int = 3
@@ -277,6 +294,9 @@ class InterpretConfig:
         changes.setdefault("unnamed_penalty", UNNAMED_PENALTY.get(game))
         changes.setdefault("zone_pending", game in ZONE_PENDING)
         changes.setdefault("turn_penalty", TURN_PENALTY.get(game, 0.0))
+        if game in NOISE_RANK:
+            changes.setdefault("noise_rank", NOISE_RANK[game])
+            changes.setdefault("search_matching", True)
         if game in PENDING_SECONDS:
             changes.setdefault("pending_seconds", PENDING_SECONDS[game])
             changes.setdefault("pending_frames", round(30 * PENDING_SECONDS[game]))
@@ -971,7 +991,7 @@ class Interpreter(Generic[S, M]):
         for _ in range(cfg.max_moves):
             children: list[_Node[S, M]] = []
             for node in frontier:
-                if node.settled or self._beaten(node, explained):
+                if (node.settled and not (cfg.search_matching and node is root)) or self._beaten(node, explained):
                     continue
                 forced = self.game.is_forced(node.state)
                 if not forced and node.depth >= cfg.max_depth:

@@ -366,6 +366,26 @@ def test_cards_under_the_top_of_a_players_area_may_go_unseen_at_less_cost_than_t
     assert top_only.score > older_only.score
 
 
+def test_a_craft_pile_read_first_as_its_new_top_is_searched_though_the_old_top_ranks_second() -> None:
+    # The new top lies where the old one lay: the tracker's evidence keeps the old top as the
+    # runner-up. The reserved card, standing in its holder, is not named yet (zone unread).
+    state = GAME.initial_state(players=2, seed=3)
+    old = LOOK.appearance(state)["craft-pile-2"].faces[0]
+    after = GAME.apply(state, Reserve(player=1, pile=2)).state
+    new = LOOK.appearance(after)["craft-pile-2"].faces[0]
+    assert old is not None and new is not None and old != new
+    snap = render(after, frame=1)
+    zones = {z: c for z, c in snap.zones.items() if z != "reserve-1"}
+    zones["craft-pile-2"] = (SeenCard(candidates=(Candidate(face=new, score=0.75), Candidate(face=old, score=0.25))),)
+    seen = TableSnapshot(frame=1, time=0.0, zones=zones, counts=snap.counts, settled=frozenset(zones))
+    cfg = InterpretConfig.for_game("minecraft-card-game")
+    assert cfg.noise_rank == 1 and cfg.search_matching
+    assert Interpreter(GAME, cfg).observe(state, seen).moves == (Reserve(player=1, pile=2),)
+    # Taken as it is, the belief explains the read (the old top is among the candidates).
+    plain = InterpretConfig.for_game("minecraft-card-game", search_matching=False)
+    assert Interpreter(GAME, plain).observe(state, seen).moves == ()
+
+
 def test_whole_games_are_read_back_from_camera_like_reads() -> None:
     noise = CameraNoise(wrong_top=0.02, rereads=2)
     summary = summarize_readings([read_game(GAME, simulate_game(GAME, players=2, seed=41), noise=noise)])
