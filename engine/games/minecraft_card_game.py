@@ -1368,6 +1368,8 @@ class MinecraftCardGame:
             ]
             options += [(c, "reserve") for c in state.reserves[p - 1]]
             for card, source in options:
+                if not self.is_craft(card):
+                    continue  # a resource set there by a table change is nothing to craft
                 payment = self.find_payment(self._attrs[card]["recipe"], area, axes)
                 if payment is not None:
                     pay, used_axes = payment

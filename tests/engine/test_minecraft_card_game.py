@@ -97,3 +97,15 @@ def test_a_players_area_is_listed_latest_first_as_it_lies_and_a_setup_reads_it_s
     assert GAME.zones(state)["player-1"] == ("wood-2", "stone-1")
     again = GAME.initial_state(players=2, setup={**SMALL, "player-1": list(GAME.zones(state)["player-1"])})
     assert again.areas[0] == state.areas[0]
+
+
+def test_a_resource_set_on_a_craft_pile_or_in_a_holder_by_a_table_change_is_not_crafted() -> None:
+    # The camera's desyncs and the operator's corrections set a zone as it reads, whatever
+    # lies there: the legal moves then offer nothing to craft from it, and do not fail.
+    from engine.games.minecraft_card_game import TableChange
+
+    state = GAME.initial_state(players=2, setup={**SMALL, "player-1": ["wood-2", "wood-1"]})
+    for zone in ("craft-pile-1", "reserve-1"):
+        changed = GAME.apply(state, TableChange(player=1, zone=zone, cards=("wood-1",))).state
+        crafts = [m for m in GAME.legal_moves(changed) if isinstance(m, Craft)]
+        assert all(m.card != "wood-1" for m in crafts)
