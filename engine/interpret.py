@@ -202,10 +202,11 @@ class InterpretConfig:
       first `noise_rank` candidates is read as "nothing happened". 2 absorbs a single
       mis-ranked face; 1 trusts the identifier's first choice. `for_game` sets it for the
       games in `NOISE_RANK`.
-    - `search_matching`: a read that the belief explains, but with some face only further down
-      its candidates than `noise_rank`, is still searched for moves that explain it better
-      (otherwise the belief, explaining it, is taken as it is: nothing happened). `for_game`
-      turns it on for the games in `NOISE_RANK`.
+    - `search_matching`: an explanation (the belief's own, "nothing happened", included) that
+      explains the read but with some face only further down its candidates than
+      `noise_rank` is still searched past for moves that explain it better; otherwise an
+      explanation that explains the read is final. `for_game` turns it on for the games in
+      `NOISE_RANK`.
     - `pending_frames` / `pending_seconds`: how long an unexplained change is held before it is
       written as a desync (whichever is reached first). Longer lets a half-finished move
       complete and vision noise settle; shorter keeps the overlay in step with the table.
@@ -991,7 +992,7 @@ class Interpreter(Generic[S, M]):
         for _ in range(cfg.max_moves):
             children: list[_Node[S, M]] = []
             for node in frontier:
-                if (node.settled and not (cfg.search_matching and node is root)) or self._beaten(node, explained):
+                if (node.settled and (node.within_noise or not cfg.search_matching)) or self._beaten(node, explained):
                     continue
                 forced = self.game.is_forced(node.state)
                 if not forced and node.depth >= cfg.max_depth:
