@@ -24,7 +24,8 @@ discard pile (when the discard pile shows one), or a card seen in an area that p
 the top between two takes from one pile. A player whose area changed while the belief has the
 turn elsewhere is tried as acting out of turn; the turn ended unseen is tried too, but not a
 turn given up whole when the one who just played acts again (an action too many: nothing on the
-table shows a turn given up). Simultaneous creeper answers are tried in seat order only.
+table shows a turn given up). Creeper answers, which players give in any order, are tried
+for the first player in seat order who owes one and for every other whose area lost a card.
 """
 
 from __future__ import annotations
@@ -583,17 +584,19 @@ class McgInterpreter:
         # The last answer settles the attack: what turns up then is seen (maybe a second
         # creeper that attacks in turn, then the card under it).
         reveals = self._reveals(state, snapshot, zones, self._gained(state, snapshot))
-        # The table does not show who answered first: answers are tried in seat order only
-        # (the first player who still owes one), so the search does not spend itself on orders.
+        # The table does not show who answered first, and players answer in any order: the
+        # first player in seat order who still owes an answer is tried, and every other one
+        # whose area shows a card gone (or a sword turned). Players whose areas show nothing
+        # new are not tried, so the search does not spend itself on orders.
         first: int | None = None
         for move in self.rules.legal_moves(state):
             if not isinstance(move, CreeperDiscard):
                 continue
             if first is None:
                 first = move.player
-            if move.player != first:
-                break
             diff = self._area_diff(state, snapshot, move.player)
+            if move.player != first and (diff is None or not diff[0]):
+                continue
             if diff is not None:
                 lost = set(diff[0])
                 if move.card is not None and move.card not in lost:

@@ -420,6 +420,38 @@ def test_a_creeper_seen_only_in_passing_is_part_of_the_move_and_its_record() -> 
     assert done.resource_piles[0][0] == "gold-1" and not done.attacks
 
 
+def test_creeper_answers_are_read_in_the_order_the_players_give_them() -> None:
+    """A creeper attacks three players; player 2 discards first. That answer is read when it
+    is made, not held until player 1 (first in seat order) answers too, and the read of
+    player 1's answer after it is read as that answer alone."""
+    setup = {
+        "resource-pile-1": ["wood-1", "creeper", "gold-1"],
+        "resource-pile-2": ["stone-1"],
+        "craft-pile-1": ["wood-hoe"],
+        "set-aside": "diamond-hoe",
+        "player-1": ["iron-1"],
+        "player-2": ["wood-2"],
+        "player-3": ["stone-2"],
+    }
+    state = GAME.initial_state(players=3, setup=setup)
+    mined = GAME.apply(state, Mine(player=1, pile=1, reveal=(("resource-pile-1", "creeper"),))).state
+    assert mined.attacks
+    interp = Interpreter(GAME, InterpretConfig.for_game("minecraft-card-game"))
+    first = interp.observe(state, render(mined, frame=1))
+    assert [type(m).NAME for m in first.moves] == ["mine"]
+    second = GAME.apply(mined, CreeperDiscard(player=2, card="wood-2")).state
+    result = interp.observe(first.state, render(second, frame=20))
+    assert not result.pending and result.moves == (CreeperDiscard(player=2, card="wood-2"),)
+    third = GAME.apply(second, CreeperDiscard(player=3, card="stone-2")).state
+    result = interp.observe(result.state, render(third, frame=40))
+    assert not result.pending and result.moves == (CreeperDiscard(player=3, card="stone-2"),)
+    last = GAME.apply(third, CreeperDiscard(player=1, card="iron-1")).state
+    assert not last.attacks and last.resource_piles[0][0] == "gold-1"
+    result = interp.observe(result.state, render(last, frame=60))
+    assert not result.pending and result.moves == (CreeperDiscard(player=1, card="iron-1"),)
+    assert not result.state.attacks
+
+
 def test_a_blast_laid_as_a_pile_while_the_keep_is_chosen_is_read_as_the_mine_at_once() -> None:
     """A TNT mined: its blast waits for the two cards kept. However the player lays the blast
     out meanwhile (here a pile, the TNT on top), the mine is read at once, not when the keep
