@@ -178,7 +178,9 @@ class InterpretConfig:
       already had it in that zone (the same face, counted from the oldest end of the spread,
       or a card changed where it lies: a chest flipped as it is filled); one the explanation
       puts there costs as any card not seen: what an explanation adds to the table must
-      show. `for_game` turns it on for the games in `HIDDEN_KNOWN_GAMES`.
+      show. A soft zone (`ExpectedZone.soft`) keeps its covered cards: how they lie is not
+      certain, and no move chose to put them there unseen (a Mattel TNT blast laid as a pile
+      under its TNT). `for_game` turns it on for the games in `HIDDEN_KNOWN_GAMES`.
     - `covered_unsure`: a seen card no expected face pairs with, below the top of a spread
       and named with a best score under this, may be a covered card of the zone misread (a
       strip of it shows): it then counts as that card not seen (`hidden_penalty`), not as a
@@ -899,7 +901,7 @@ class Interpreter(Generic[S, M]):
         unreached = 0
         for zone, fits, by_id_get in reading.zones:
             expected = expected_look = look_get(zone)
-            if known is not None and expected is not None and expected.covered:
+            if known is not None and expected is not None and expected.covered and not expected.soft:
                 pair = fits.known.get(id(expected))
                 if pair is None or pair[0] is not expected:
                     pair = fits.known[id(expected)] = (expected, _known_covered(expected, known.get(zone)))

@@ -183,8 +183,13 @@ class McgInterpreter:
         tnt = key[1]
         # How a player lays out a blast's cards while choosing what to keep is not certain (a
         # spread face up, a pile with the TNT on top, cards in hand): a pending blast's look
-        # scores, but never holds its mine back.
-        return ExpectedZone(kind=ZoneKind.SPREAD, faces=tuple(reversed(tnt)), count=len(tnt), soft=bool(tnt))
+        # scores, but never holds its mine back, and its cards but the TNT may lie under it
+        # unseen (`covered`, at `hidden_penalty` each, though the belief never had them: the
+        # look is soft). Counted as cards missing, a blast piled under its TNT cost the mine
+        # more than a made-up second mine and keep, and the mine was read with its keep.
+        faces = tuple(reversed(tnt))
+        return ExpectedZone(kind=ZoneKind.SPREAD, faces=faces, count=len(tnt), soft=bool(tnt),
+                            covered=frozenset(i for i, c in enumerate(faces) if c != "tnt"))
 
     def table_look(self, state: McgState) -> dict[str, ExpectedZone]:
         """The appearance with the discard pile's top as it lies: a creeper or a TNT face up,

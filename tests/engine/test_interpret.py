@@ -8,6 +8,7 @@ import math
 import random
 from collections import Counter
 from collections.abc import Iterable
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -474,6 +475,27 @@ def test_a_blast_laid_as_a_pile_while_the_keep_is_chosen_is_read_as_the_mine_at_
     after = interp.observe(result.state, render(kept, frame=40))
     assert [type(m).NAME for m in after.moves] == ["tnt-keep"]
     assert sorted(after.moves[0].cards) == ["gold-1", "stone-2"]
+
+
+def test_the_cards_of_a_blast_piled_under_its_tnt_cost_the_mine_as_cards_hidden_not_missing() -> None:
+    """Laid as a pile, a blast shows only its TNT: each card under it costs the mine
+    `hidden_penalty` (as a card under another in a player's area), though the belief never had
+    them there, not a card missing each: at that cost a made-up second mine and keep that
+    empties the blast scored better on rendered footage, and the mine was read with its keep."""
+    setup = {"resource-pile-1": ["tnt", "wood-1"], "resource-pile-2": ["stone-2", "iron-1"],
+             "resource-pile-3": ["gold-1", "wood-2"], "resource-pile-4": ["wood-3", "gold-2"],
+             "resource-pile-5": ["iron-2", "stone-1"], "player-1": ["wild-2"]}
+    state = GAME.initial_state(players=2, setup=setup)
+    blast = GAME.apply(state, Mine(player=1, pile=1)).state
+    spread = render(blast, frame=1)
+    tnt_top = SeenCard(candidates=(Candidate(face="tnt", score=0.9), Candidate(face="wood-1", score=0.05)))
+    piled = replace(spread, zones={**spread.zones, "tnt": (tnt_top,)})
+    cfg = InterpretConfig.for_game("minecraft-card-game")
+    assert cfg.hidden_known  # covered cards the belief never had cost as missing elsewhere
+    as_spread = Interpreter(GAME, cfg).observe(state, spread)
+    as_pile = Interpreter(GAME, cfg).observe(state, piled)
+    assert [type(m).NAME for m in as_pile.moves] == ["mine"] == [type(m).NAME for m in as_spread.moves]
+    assert as_spread.score - as_pile.score == pytest.approx(4 * cfg.hidden_penalty)
 
 
 def test_the_player_who_just_played_acting_again_took_an_action_too_many() -> None:
