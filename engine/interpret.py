@@ -118,6 +118,15 @@ NOISE_RANK: dict[str, int] = {
 """Games whose belief is doubted, and searched past (`InterpretConfig.search_matching`),
 once a face it shows is not the identifier's first choice (`noise_rank`)."""
 
+UNUSUAL_PENALTY: dict[str, float] = {
+    # A Mattel craft paid with a card to spare (`McgInterpreter.unusual`) must cost more than
+    # the covered card it would account for (`HIDDEN_PENALTY`, 1.0): at 1.0 a resource half
+    # under the top card, not seen in the read after a craft, was paid into it (seeds 503 and
+    # 505: `pay` one card too many, and the belief short of it from then on).
+    "minecraft-card-game": 2.0,
+}
+"""Games whose unusual moves (`GameInterpreter.unusual`) cost other than the default."""
+
 TURN_PENALTY: dict[str, float] = {
     # An Explorers turn passes with its hunger cards turned back and a mob revealed; the next
     # player then acts while the table is read again. Over the four sets of Explorers clips
@@ -288,7 +297,8 @@ class InterpretConfig:
         `pending_frames` to match at up to 30 frames per second; whether each zone waits on
         its own, `ZONE_PENDING`; what a covered card not seen costs, `HIDDEN_PENALTY`; what
         a card seen but not named costs, `UNNAMED_PENALTY`; what a move in a turn begun in the
-        same read costs, `TURN_PENALTY`), with `changes` applied."""
+        same read costs, `TURN_PENALTY`; what an unusual move costs, `UNUSUAL_PENALTY`), with
+        `changes` applied."""
         changes.setdefault("hold_seconds", HOLD_SECONDS.get(game, 0.0))
         if game in HIDDEN_PENALTY:
             changes.setdefault("hidden_penalty", HIDDEN_PENALTY[game])
@@ -297,6 +307,8 @@ class InterpretConfig:
         changes.setdefault("unnamed_penalty", UNNAMED_PENALTY.get(game))
         changes.setdefault("zone_pending", game in ZONE_PENDING)
         changes.setdefault("turn_penalty", TURN_PENALTY.get(game, 0.0))
+        if game in UNUSUAL_PENALTY:
+            changes.setdefault("unusual_penalty", UNUSUAL_PENALTY[game])
         if game in NOISE_RANK:
             changes.setdefault("noise_rank", NOISE_RANK[game])
             changes.setdefault("search_matching", True)

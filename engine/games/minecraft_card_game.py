@@ -1396,8 +1396,9 @@ class MinecraftCardGame:
     def find_payment(
         self, recipe: Mapping[str, int], area: Sequence[str], axes: Sequence[str]
     ) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
-        """A payment from `area` (and axes) that covers `recipe`, preferring little overpay
-        and keeping wilds and axes for later; None when the area cannot pay."""
+        """A payment from `area` (and axes) that covers `recipe`, preferring little overpay,
+        with no card to spare (players pay what a recipe asks) and keeping wilds and axes for
+        later; None when the area cannot pay."""
         by_type: dict[str, list[tuple[int, str]]] = {}
         wilds: list[tuple[int, str]] = []
         for card in area:
@@ -1419,21 +1420,31 @@ class MinecraftCardGame:
                         used_axes.append(axe)
                         left -= AXE_WOOD
             # Take the largest cards that do not overshoot, then the smallest that finishes.
+            picked: list[tuple[int, str, bool]] = []  # (quantity, card, a wild)
             while left > 0 and have:
                 fitting = [h for h in have if h[0] <= left]
                 pick = fitting[-1] if fitting else have[0]
                 have.remove(pick)
-                pay.append(pick[1])
+                picked.append((*pick, False))
                 left -= pick[0]
             while left > 0 and wilds:
                 wilds.sort()
                 fitting = [h for h in wilds if h[0] <= left]
                 pick = fitting[-1] if fitting else wilds[0]
                 wilds.remove(pick)
-                pay.append(pick[1])
+                picked.append((*pick, True))
                 left -= pick[0]
             if left > 0:
                 return None
+            # No card to spare: a small card taken before a larger one that covered the rest
+            # alone (wood 2 from a 1 and a 3) goes back, smallest first.
+            for entry in sorted(picked):
+                if -left >= entry[0]:
+                    picked.remove(entry)
+                    left += entry[0]
+                    if entry[2]:
+                        wilds.append(entry[:2])
+            pay.extend(card for _, card, _ in picked)
         return tuple(pay), tuple(used_axes)
 
 

@@ -208,7 +208,18 @@ class McgInterpreter:
         return bool(state.tnt or state.attacks)
 
     def unusual(self, state: McgState, move: McgMove) -> bool:
-        return False
+        """A craft paid with a card to spare (the recipe still covered without it): players
+        pay what a recipe asks. Such a payment mostly takes in a covered card the camera did
+        not see this time, which stays in the area."""
+        if not isinstance(move, Craft):
+            return False
+        recipe = self.rules.catalog.card(move.card).attrs.get("recipe")
+        if not recipe:
+            return False
+        pay, axes = move.pay, len(move.axes)
+        if any(self.rules.payment_problem(recipe, pay[:i] + pay[i + 1:], axes) is None for i in range(len(pay))):
+            return True
+        return axes > 0 and self.rules.payment_problem(recipe, pay, axes - 1) is None
 
     def turn_of(self, state: McgState) -> int | None:
         return None
