@@ -592,7 +592,9 @@ class MinecraftCardGame:
         aside = cards_of("set-aside", False)
         if len(aside) > 1:
             raise SetupError("setup: 'set-aside' holds one craft card")
-        discard = tuple(c for c in cards_of("discard", False) if c is not None)
+        # The camera sees the discard pile's top only: cards under it not known (None) are
+        # left out (a setup read off the table with two creepers discarded at the deal).
+        discard = tuple(c for c in cards_of("discard", True) if c is not None)
         areas = tuple(
             tuple(reversed([c for c in cards_of(f"player-{p}", False) if c is not None]))
             for p in range(1, players + 1)

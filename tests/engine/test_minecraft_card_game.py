@@ -99,6 +99,16 @@ def test_a_players_area_is_listed_latest_first_as_it_lies_and_a_setup_reads_it_s
     assert again.areas[0] == state.areas[0]
 
 
+def test_a_setup_read_off_the_table_may_hold_cards_under_the_discard_piles_top_unknown() -> None:
+    # Two creepers turned up at the deal and discarded: the camera sees the top one only.
+    # (Every resource pile holds cards: an empty one takes the discard pile in at once.)
+    piles = {f"resource-pile-{i}": [top, None] for i, top in enumerate(("wood-1", "wood-2", "stone-1", "iron-1", "gold-1"), 1)}
+    state = GAME.initial_state(players=2, setup={**piles, "discard": ["creeper", None]})
+    assert state.discard == ("creeper",)
+    with pytest.raises(SetupError, match="not a card id"):
+        GAME.initial_state(players=2, setup={**piles, "discard": ["creeper", 7]})
+
+
 def test_a_resource_set_on_a_craft_pile_or_in_a_holder_by_a_table_change_is_not_crafted() -> None:
     # The camera's desyncs and the operator's corrections set a zone as it reads, whatever
     # lies there: the legal moves then offer nothing to craft from it, and do not fail.
