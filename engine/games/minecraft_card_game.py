@@ -1079,6 +1079,14 @@ class MinecraftCardGame:
                 return None
         return Code.WILD_SPLIT
 
+    def to_spare(self, recipe: Mapping[str, int], pay: Sequence[str], axes: int) -> bool:
+        """Whether a payment that covers `recipe` holds a card to spare: one of `pay`, or one of
+        the `axes`, could be left out and the rest would still cover it (players pay what a
+        recipe asks; `find_payment` pays none to spare)."""
+        if any(self.payment_problem(recipe, [*pay[:i], *pay[i + 1:]], axes) is None for i in range(len(pay))):
+            return True
+        return axes > 0 and self.payment_problem(recipe, pay, axes - 1) is None
+
     def _craft(self, w: _Work, move: Craft) -> None:
         self._close_pending(w, move)
         p = move.player

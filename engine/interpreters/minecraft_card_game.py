@@ -214,12 +214,7 @@ class McgInterpreter:
         if not isinstance(move, Craft):
             return False
         recipe = self.rules.catalog.card(move.card).attrs.get("recipe")
-        if not recipe:
-            return False
-        pay, axes = move.pay, len(move.axes)
-        if any(self.rules.payment_problem(recipe, pay[:i] + pay[i + 1:], axes) is None for i in range(len(pay))):
-            return True
-        return axes > 0 and self.rules.payment_problem(recipe, pay, axes - 1) is None
+        return recipe is not None and self.rules.to_spare(recipe, move.pay, len(move.axes))
 
     def turn_of(self, state: McgState) -> int | None:
         return None
@@ -555,15 +550,7 @@ class McgInterpreter:
                 key = (part, used)
                 if key in seen or self.rules.payment_problem(recipe, part, len(used)):
                     continue
-                if any(
-                    self.rules.payment_problem(
-                        recipe,
-                        tuple(c for k, c in combo[:i] + combo[i + 1 :] if k == "pay"),
-                        len([c for k, c in combo[:i] + combo[i + 1 :] if k == "axe"]),
-                    )
-                    is None
-                    for i in range(n)
-                ):
+                if self.rules.to_spare(recipe, part, len(used)):
                     continue  # a card to spare: not minimal
                 seen.add(key)
                 out.append(key)
