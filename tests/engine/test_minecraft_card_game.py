@@ -109,6 +109,17 @@ def test_a_setup_read_off_the_table_may_hold_cards_under_the_discard_piles_top_u
         GAME.initial_state(players=2, setup={**piles, "discard": ["creeper", 7]})
 
 
+def test_the_rules_payer_pays_no_card_to_spare() -> None:
+    # Wood 2 from a 1 and a 3: the 3 alone (it paid both, the 1 to spare, before 260fed0).
+    recipe = {"gold": 1, "wood": 2}
+    assert GAME.find_payment(recipe, ["gold-3", "wood-1", "wood-3"], []) == (("gold-3", "wood-3"), ())
+    assert GAME.to_spare(recipe, ["gold-3", "wood-1", "wood-3"], 0)
+    assert not GAME.to_spare(recipe, ["gold-3", "wood-3"], 0)
+    # A wild given back stays free for the next resource.
+    assert GAME.find_payment({"wood": 4}, ["wood-3", "wild-1", "wild-3"], []) == (("wood-3", "wild-1"), ())
+    assert GAME.to_spare({"wood": 2}, ["wood-1"], 1) and not GAME.to_spare({"wood": 3}, ["wood-1"], 1)
+
+
 def test_a_resource_set_on_a_craft_pile_or_in_a_holder_by_a_table_change_is_not_crafted() -> None:
     # The camera's desyncs and the operator's corrections set a zone as it reads, whatever
     # lies there: the legal moves then offer nothing to craft from it, and do not fail.
