@@ -154,6 +154,17 @@ ZONE_PENDING: frozenset[str] = frozenset({
 })
 """Games whose unexplained zones are each timed on their own (`InterpretConfig.zone_pending`)."""
 
+HANDS_PASS_BY: frozenset[str] = frozenset({
+    # A Mattel player reaches past the resource piles to the craft piles and the discard pile:
+    # a hand over a pile says nothing of whether it was mined. A pile whose height changed
+    # still needs a hand there: when the card under a mined top shows the same face, only the
+    # hand tells which pile it was (blind set 3 with the truth for models: three mines given
+    # to another pile that showed the same face).
+    "minecraft-card-game",
+})
+"""Games where a hand over a zone whose change only the hands tell, and that stayed as it
+was, costs nothing (`InterpretConfig.hands_pass_by`)."""
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class InterpretConfig:
@@ -248,6 +259,9 @@ class InterpretConfig:
       change that then shows otherwise and that no hand reached: a card put where nobody
       reached and the camera does not see it (an Explorers trophy given to a player whose
       area no hand went near, to explain a misread mob) is doubly unsupported.
+    - `hands_pass_by`: a hand over such a zone that stays as it was costs nothing (hands pass
+      over it on their way elsewhere); a change there that no hand reached still pays
+      `reach_penalty`. `for_game` turns it on for the games in `HANDS_PASS_BY`.
     - `alternatives`: how many runner-up explanations to report to the operator console.
     - `reread_sure`: a zone marked `ExpectedZone.steady` whose same cards read otherwise
       (`TableSnapshot.reread`) is set right only by a card read at least this surely: a card
@@ -287,6 +301,7 @@ class InterpretConfig:
     confirm_frames: int = 0
     hold_seconds: float = 0.0
     reach_penalty: float = 1.5
+    hands_pass_by: bool = False
     reread_sure: float = 0.5
     reread_ratio: float = 0.5
 
@@ -306,6 +321,7 @@ class InterpretConfig:
         changes.setdefault("covered_unsure", COVERED_UNSURE.get(game, 0.0))
         changes.setdefault("unnamed_penalty", UNNAMED_PENALTY.get(game))
         changes.setdefault("zone_pending", game in ZONE_PENDING)
+        changes.setdefault("hands_pass_by", game in HANDS_PASS_BY)
         changes.setdefault("turn_penalty", TURN_PENALTY.get(game, 0.0))
         if game in UNUSUAL_PENALTY:
             changes.setdefault("unusual_penalty", UNUSUAL_PENALTY[game])
@@ -953,7 +969,7 @@ class Interpreter(Generic[S, M]):
         if snapshot.reached is not None:
             was = before or look
             zones = unread if unread is not None else _hand_zones(was, snapshot)
-            unheeded = _unheeded_hands(look, was, snapshot, zones) if zones else 0
+            unheeded = _unheeded_hands(look, was, snapshot, zones, cfg.hands_pass_by) if zones else 0
             unheeded += unreached
             if unheeded:
                 total -= cfg.reach_penalty * unheeded
@@ -1420,10 +1436,12 @@ def _unheeded_hands(
     before: Mapping[str, ExpectedZone],
     snapshot: TableSnapshot,
     zones: Sequence[str],
+    pass_by: bool = False,
 ) -> int:
     """Zones where an explanation disagrees with the hands: of `zones` (`_hand_zones`
-    of the belief), those it changes though no hand reached them, and those it leaves as they
-    were though a hand reached them. Cards the camera sees speak for themselves."""
+    of the belief), those it changes though no hand reached them, and (unless `pass_by`)
+    those it leaves as they were though a hand reached them. Cards the camera sees speak for
+    themselves."""
     reached = snapshot.reached or frozenset()
     n = 0
     for zone in zones:
@@ -1432,7 +1450,7 @@ def _unheeded_hands(
             continue
         changed = now.count != was.count or now.signature != was.signature
         changed |= now.kind is ZoneKind.PILE and now.faces != was.faces
-        if changed != (zone in reached):
+        if changed != (zone in reached) and (changed or not pass_by):
             n += 1
     return n
 

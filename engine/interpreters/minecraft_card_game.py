@@ -149,7 +149,8 @@ class McgInterpreter:
         if kind == "resource":
             _, top, n = key
             return ExpectedZone(
-                kind=ZoneKind.PILE, faces=(BACK if top is None else top,) if n else (), count=n
+                kind=ZoneKind.PILE, faces=(BACK if top is None else top,) if n else (), count=n,
+                by_hands=True,
             )
         if kind == "craft":
             _, top, n = key

@@ -697,3 +697,40 @@ def test_a_full_explanation_breaking_more_rules_is_not_taken_on_the_unseen_card_
         result = interp.observe(state, snap)
         assert (result.moves == full.moves) is taken
         assert result.pending is not taken
+
+
+def test_a_hand_at_a_pile_tells_which_of_two_piles_showing_the_same_face_was_mined() -> None:
+    """The card under a mined top may show the face the top showed, the face another pile
+    shows too: the camera then sees both piles as they were and one card more in the
+    player's area. The pile a hand reached tells which was mined. A hand that only passed
+    over a pile (on its way to a craft pile) says nothing: it makes up no mine there."""
+    truth_setup = {"resource-pile-1": ["wood-2", "wood-2", "stone-1"],
+                   "resource-pile-2": ["wood-2", "wood-2", "iron-1"],
+                   "resource-pile-3": ["gold-1", "iron-2", "stone-2"]}
+    seen_setup = {z: [cards[0], None, None] for z, cards in truth_setup.items()}
+    belief = GAME.initial_state(players=2, setup=seen_setup)
+    truth = GAME.initial_state(players=2, setup=truth_setup)
+    config = InterpretConfig.for_game("minecraft-card-game")
+    assert config.hands_pass_by
+
+    def read(state: McgState, reached: set[str]) -> list[dict[str, Any]]:
+        shown = render(state, frame=1)
+        # The live pipeline gives no pile heights: the hands tell a change of height.
+        counts = {z: n for z, n in shown.counts.items() if not z.startswith("resource-pile-")}
+        seen = replace(shown, counts=counts, reached=frozenset(reached))
+        moves = Interpreter(GAME, config).observe(belief, seen).moves
+        return [{k: v for k, v in GAME.move_to_dict(m).items() if k != "reveal"} for m in moves]
+
+    for pile in (1, 2):
+        mined = GAME.apply(truth, Mine(player=1, pile=pile)).state
+        assert read(mined, {f"resource-pile-{pile}", "player-1"}) == [
+            {"player": 1, "move": "mine", "pile": pile}]
+    # A craft: the hand passed over pile 1 on its way to the craft pile.
+    craft_setup = {"player-1": ["stone-1", "iron-2", "wood-1"],
+                   "craft-pile-1": ["iron-sword", "gold-hoe", "wood-axe"]}
+    belief = GAME.initial_state(players=2, setup={**seen_setup, **craft_setup})
+    truth = GAME.initial_state(players=2, setup={**truth_setup, **craft_setup})
+    craft = Craft(player=1, card="iron-sword", source="craft-pile-1", pay=("iron-2", "wood-1"))
+    crafted = GAME.apply(truth, craft).state
+    assert read(crafted, {"resource-pile-1", "craft-pile-1", "player-1", "discard"}) == [
+        GAME.move_to_dict(craft)]
