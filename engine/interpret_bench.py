@@ -48,6 +48,9 @@ class CameraNoise:
     - `merge`: chance that the next move follows without a quiet moment in between, so that
       one read shows both.
     - `counts`: whether reads carry pile heights (the live pipeline gives none).
+    - `hands`: whether reads say which zones a hand reached since the last read
+      (`TableSnapshot.reached`, as the live pipeline's do): every zone the moves changed,
+      a pile whose height changed under the same top card included.
     """
 
     wrong_top: float = 0.0
@@ -55,6 +58,7 @@ class CameraNoise:
     rereads: int = 2
     merge: float = 0.0
     counts: bool = False
+    hands: bool = False
 
     def __post_init__(self) -> None:
         for name in ("wrong_top", "missing", "merge"):
@@ -74,10 +78,12 @@ def render_snapshot(
     noise: CameraNoise | None = None,
     settled: frozenset[str] | None = None,
     game: Any = None,
+    reached: frozenset[str] | None = None,
 ) -> TableSnapshot:
     """The snapshot a camera would give of `state` (every zone settled unless `settled`): the
     game interpreter's `table_look` when it has one (the appearance with the cards it does not
-    compare as they lie), else its appearance."""
+    compare as they lie), else its appearance; `reached`: the zones a hand reached (None: hands
+    not watched)."""
     noise = noise or CameraNoise()
     look = game if game is not None else interpreter_for(ruleset)
     faces = _faces(ruleset)
@@ -117,7 +123,15 @@ def render_snapshot(
         zones=zones,
         counts=counts,
         settled=frozenset(zones) if settled is None else settled,
+        reached=reached,
     )
+
+
+def touched_zones(game: Any, before: Any, after: Any) -> frozenset[str]:
+    """The zones whose look differs between two states (a pile's height counts): where the
+    hands went to make the moves between them."""
+    was, now = game.appearance(before), game.appearance(after)
+    return frozenset(z for z in was.keys() | now.keys() if was.get(z) != now.get(z))
 
 
 _FACES: dict[str, list[str]] = {}
@@ -252,6 +266,7 @@ def read_game(
     desyncs = 0
     frame = 0
     chains = list(free_chains(ruleset, game, truth_initial, simulated.moves))
+    shown = truth_initial  # the table as last read
     for k, (_, after) in enumerate(chains):
         last = k == len(chains) - 1
         if not last and rng.random() < noise.merge:
@@ -262,7 +277,9 @@ def read_game(
         reads = rng.randint(1, noise.rereads)
         quiet = 40 if last else rng.choice(QUIET_READS)
         for n in range(quiet):
-            snap = render_snapshot(ruleset, after, frame=frame, rng=rng, noise=noise, game=game)
+            reached = (touched_zones(game, shown, after) if n == 0 else frozenset()) if noise.hands else None
+            snap = render_snapshot(ruleset, after, frame=frame, rng=rng, noise=noise, game=game,
+                                   reached=reached)
             start = time.perf_counter()
             result = interp.observe(belief, snap)
             ms.append((time.perf_counter() - start) * 1000.0)
@@ -273,6 +290,7 @@ def read_game(
             frame += RECHECK_FRAMES
             if n + 1 >= reads and not result.pending:
                 break
+        shown = after
     truth_keys = canonical_order(ruleset, simulated.moves)
     read_keys = canonical_order(ruleset, written)
     return GameReading(

@@ -90,6 +90,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     interp.add_argument("--merge", type=float, default=0.0,
                         help="chance the next move follows before the table goes quiet")
     interp.add_argument("--rereads", type=int, default=2, help="reads of each quiet table, at most")
+    interp.add_argument("--hands", action="store_true",
+                        help="reads say which zones a hand reached (every zone the moves changed), "
+                        "as the live pipeline's do")
     interp.set_defaults(func=bench_interpret)
 
 
@@ -407,7 +410,8 @@ def bench_interpret(args: argparse.Namespace) -> int:
 
     ruleset = get_game(args.game)
     noise = CameraNoise(
-        wrong_top=args.noise, missing=args.missing, merge=args.merge, rereads=args.rereads
+        wrong_top=args.noise, missing=args.missing, merge=args.merge, rereads=args.rereads,
+        hands=args.hands,
     )
     readings = list(
         tqdm(
@@ -423,7 +427,7 @@ def bench_interpret(args: argparse.Namespace) -> int:
         "players": args.players,
         "seeds": [args.seed, args.seed + args.games - 1],
         "noise": {"wrong_top": args.noise, "missing": args.missing, "merge": args.merge,
-                  "rereads": args.rereads},
+                  "rereads": args.rereads, "hands": args.hands},
         **summarize_readings(readings),
         "machine": machine(),
     }

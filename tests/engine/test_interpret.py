@@ -32,7 +32,13 @@ from engine.interpret import (
     fit_zone,
     match_spread,
 )
-from engine.interpret_bench import BenchConfigError, CameraNoise, read_game, summarize_readings
+from engine.interpret_bench import (
+    BenchConfigError,
+    CameraNoise,
+    read_game,
+    summarize_readings,
+    touched_zones,
+)
 from engine.interpreters.minecraft_card_game import McgInterpreter
 from engine.simulate import simulate_game
 from engine.snapshot import (
@@ -397,6 +403,26 @@ def test_whole_games_are_read_back_from_camera_like_reads() -> None:
     assert summary["final_scores_match"] == 1, summary
     # `cardtrack bench interpret` reports the figures over many games.
     assert summary["moves"]["precision"] >= 0.85 and summary["moves"]["recall"] >= 0.9, summary
+
+
+def test_the_hands_tell_the_bench_which_pile_was_mined_under_the_same_face() -> None:
+    """In the game of seed 102 a mined top hides a card of the same face as another pile's
+    top: read without the hands, that mine goes to the other pile; with them (as the live
+    pipeline reads), every move is read."""
+    game = simulate_game(GAME, players=2, seed=102)
+    blind = read_game(GAME, game, noise=CameraNoise())
+    seen = read_game(GAME, game, noise=CameraNoise(hands=True))
+    assert blind.matched < blind.truth
+    assert seen.matched == seen.truth == seen.written
+
+
+def test_the_zones_a_hand_touched_include_a_pile_under_the_same_face() -> None:
+    setup = {"resource-pile-1": ["wood-2", "stone-1"], "resource-pile-2": ["wood-2", "wood-2", "iron-1"]}
+    state = GAME.initial_state(players=2, setup=setup)
+    after = GAME.apply(state, Mine(player=1, pile=2)).state
+    assert LOOK.appearance(after)["resource-pile-2"].faces == LOOK.appearance(state)["resource-pile-2"].faces
+    assert touched_zones(LOOK, state, after) == {"resource-pile-2", "player-1"}
+    assert touched_zones(LOOK, state, state) == frozenset()
 
 
 def test_bench_noise_values_out_of_range_raise_clear_errors() -> None:
