@@ -1,7 +1,8 @@
 """How the Mattel game looks on camera, and which moves can explain what changed.
 
 Appearance (what a state says each zone shows, as catalog faces): a resource pile shows its top
-card's face (`resource-back` when the top is not known) and its height; a craft pile shows its
+card's face (`resource-back` when the top is not known) and its height, whose change the hands
+tell (`by_hands`: the card under a mined top may show the same face); a craft pile shows its
 top card's crafting side (`<card>/craft`); `player-N` shows every card, most recent first (as
 the camera lists a spread), resources by their face, crafted cards tool side up (`<card>/tool`)
 while ready and crafting side up (`<card>/craft`) once used; `reserve-N` shows the held card's
