@@ -5,8 +5,9 @@ forced answers that follow it the table goes quiet (unless the next move follows
 pause, `merge`), and the quiet table is read one or more times (`rereads`), each read rendered
 as the camera would give it: every card with ranked face candidates, with a `wrong_top` chance
 that the first candidate is a wrong face and the right one second, and a `missing` chance that
-a card is left out of one read; with `hands`, a read also names the zones a hand reached. The reader starts from the opening deal as the camera sees it
-(pile tops known, the cards under them not) and feeds every read to an `Interpreter`; the moves
+a card is left out of one read; with `hands`, a read also names the zones a hand reached. The
+reader starts from the opening deal as the camera sees it (pile tops known, the cards under
+them not) and feeds every read to an `Interpreter`; the moves
 it writes are compared with the truth in order (longest common subsequence of moves without
 their `reveal`, card lists as sets), and the final scores with the truth's. Nothing here is
 used in play: it measures (`cardtrack bench interpret`) and tests.
