@@ -930,7 +930,8 @@ class Pipeline:
 
     def _number_zones(self) -> frozenset[str]:
         """Zones the belief shows as a number (`ExpectedZone.counted`: mk. I's face-down piles
-        and token areas, an Angry Birds deck whose height changes unseen), not as cards."""
+        and token areas, an Angry Birds deck or a Mattel resource pile whose height changes
+        unseen), not as cards."""
         if self._numbers[0] is not self.belief:
             look = self.interpreter.game.appearance(self.belief)
             self._numbers = (self.belief, frozenset(z for z, e in look.items() if e.counted))
