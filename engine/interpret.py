@@ -1371,6 +1371,30 @@ class Interpreter(Generic[S, M]):
             frame=snapshot.frame,
         )
 
+    def observe_whole(self, belief: S, snapshot: TableSnapshot) -> Interpretation[S, M] | None:
+        """`observe`, for a snapshot of part of a busy table (the zones a move settled in while
+        the next player's hand is already elsewhere), taken only when it is sure: nothing is
+        pending or held, the best explanation has moves and explains the snapshot whole, it is
+        what `observe` takes, and every zone those moves change is in the snapshot (a move
+        still under way shows a zone it changes unread). Otherwise None, and nothing of the
+        call is remembered: the whole table is read later, as it would have been."""
+        if self._pending is not None or self._hold is not None or self._confirm is not None:
+            return None
+        hands = self._hands
+        nodes = self._search(belief, snapshot)
+        best = nodes[0]
+        if not best.moves or not best.explains:
+            return None
+        before, after = self.game.appearance(belief), self.game.appearance(best.state)
+        changed = {z for z in before.keys() | after.keys() if before.get(z) != after.get(z)}
+        if not changed <= set(snapshot.zones):
+            return None
+        taken = self.observe(belief, snapshot)
+        if taken.pending or taken.desync or taken.moves != best.moves:
+            self._pending, self._confirm, self._hold, self._hands = None, None, None, hands
+            return None
+        return taken
+
 
 def _known_covered(expected: ExpectedZone, was: ExpectedZone | None) -> ExpectedZone:
     """`expected` with only the covered cards that `was` (the belief's look of the zone) had
