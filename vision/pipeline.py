@@ -80,6 +80,8 @@ FAN_GAMES = frozenset({"minecraft-card-game"})
 # development sets (README, 61 clips) 772 of 788 moves read right with 797 read, against 769
 # with 797 waiting for them (seeds 81, 155 and 202 each one more; no clip read worse).
 QUIET_EXCEPT: dict[str, frozenset[str]] = {"minecraft-explorers": frozenset({"hunger"})}
+# Games read in parts while the table is busy (`PipelineConfig.busy_reads`).
+BUSY_READS = frozenset({"minecraft-card-game"})
 # Games whose refined crop outlines are checked against the card's shape on the table
 # (`PipelineConfig.refine_tolerance`); measured on each game's footage, see there.
 SHAPE_CHECKED_GAMES = frozenset({"minecraft-explorers"})
@@ -232,6 +234,12 @@ class PipelineConfig:
     - `quiet_except`: zones whose motion does not hold the quiet table back: the others are
       read while these move (each of them is read itself only once settled). `for_game`
       sets them for the games in `QUIET_EXCEPT`.
+    - `busy_reads`: while the quiet table is held back, the zones that settled with something
+      new are read on their own, and the read is taken only when it is sure
+      (`Interpreter.observe_whole`: explained whole by moves whose every zone is read).
+      Players move one after another without a pause: the next player's hand is on the table
+      before the last move's zones have been still long enough, and the quiet table waited
+      for a gap that never came. `for_game` turns it on for the games in `BUSY_READS`.
     - `settle_rereads`: when a zone settles with new content its cards are read afresh, and
       the fresh reading is recorded this many times in each card's evidence (each recording
       halves the weight of what was known: 2 makes it count 3:1). A card put exactly where
@@ -277,6 +285,7 @@ class PipelineConfig:
     evidence_candidates: int = 3
     quiet_table: bool = True
     quiet_except: frozenset[str] = frozenset()
+    busy_reads: bool = False
     settle_rereads: int = 2
     reach_seconds: float = 0.2
     unnamed_notice_seconds: float = 4.0
@@ -310,6 +319,7 @@ class PipelineConfig:
         changes.setdefault("zoning", ZoningConfig.for_game(game))
         changes.setdefault("interpret", InterpretConfig.for_game(game))
         changes.setdefault("quiet_except", QUIET_EXCEPT.get(game, frozenset()))
+        changes.setdefault("busy_reads", game in BUSY_READS)
         if game in FAN_GAMES:
             changes.setdefault("finder", _finder_config(Peaks.ADJACENT))
             changes.setdefault("refine_covered", False)
@@ -853,6 +863,7 @@ class Pipeline:
         self._numbers: tuple[Any, frozenset[str]] = (None, frozenset())  # belief, its number zones
         self._over: dict[str, tuple[float, float]] = {}  # a hand's stays over each counter zone since it was counted
         self._last_time: float | None = None
+        self._tried: frozenset[tuple[str, tuple[tuple[int, str | None], ...]]] | None = None  # busy read tried
 
     @classmethod
     def from_models(
@@ -996,6 +1007,17 @@ class Pipeline:
         readable = readable_zones(contents, settle, cfg) if camera_ok else frozenset()
         due = zones_to_read(contents, readable, frozenset(self._dirty), self._last_read)
         recheck = self._pending_since is not None and index - self._last_check >= cfg.recheck_pending_frames
+        busy = False
+        if cfg.busy_reads and camera_ok and not readable and self._pending_since is None:
+            # The quiet table is held back: a move may have settled while the next one is
+            # already under way elsewhere. Its zones are read if that read is sure (see
+            # `Interpreter.observe_whole`); each picture of them is tried once.
+            some = frozenset(z for z in settle.settled if contents.ready(z))
+            some_due = zones_to_read(contents, some, frozenset(self._dirty), self._last_read)
+            tried = frozenset((z, contents.signature(z)) for z in some)
+            if some_due and tried != self._tried:
+                self._tried = tried
+                readable, due, busy = some, some_due, True
         if readable and (due or recheck):
             with timed("snapshot"):
                 counts = None
@@ -1012,7 +1034,13 @@ class Pipeline:
                 snapshot = build_snapshot(contents, readable, index, float(frame.time), counts, reached,
                                           self._last_read, self._taken)
             with timed("interpret"):
-                interpretation = self.interpreter.observe(self.belief, snapshot)
+                if busy:
+                    interpretation = self.interpreter.observe_whole(self.belief, snapshot)
+                else:
+                    interpretation = self.interpreter.observe(self.belief, snapshot)
+        if interpretation is None:
+            snapshot = None  # a busy read not taken: nothing was read
+        elif snapshot is not None:
             self._last_check = index
             shown = {z: contents.signature(z) for z in readable}
             if not interpretation.pending:

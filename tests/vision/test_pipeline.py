@@ -844,6 +844,50 @@ def test_the_clip_read_through_the_truth_stand_ins_gives_the_truth_moves_and_sco
     assert view["scores"] == truth.final_state["scores"]
 
 
+def test_a_zone_that_never_settles_holds_back_only_the_moves_it_is_part_of() -> None:
+    """A hand that stays over one zone (here a craft pile no move of the clip touches)
+    keeps the quiet table from ever coming. With `busy_reads` (Mattel) the zones that settled
+    are read on their own and sure reads are taken: the clip's moves are read as they are
+    without the resting hand. Without it nothing is read after the opening table."""
+    truth = _truth()
+    game, players = truth.clip.game, truth.clip.players
+    assert game is not None and players is not None
+    expected = [(m.frame, dict(m.move)) for m in truth.moves]
+    resting = "craft-pile-4"
+    assert all(m.move.get("from") != resting and m.move.get("pile") != 4 for m in truth.moves)
+
+    def read(config: PipelineConfig) -> tuple[list[tuple[int, dict[str, Any]]], Pipeline]:
+        pipeline = Pipeline(config, game=game, players=players, profile=profile_from_truth(truth),
+                            finder=TruthOracleFinder(truth, corner_noise_px=0.5, seed=7),
+                            identifier=TruthOracleIdentifier(truth), setup=setup_from_truth(truth, get_game(game)))
+        gate = pipeline.gate.update
+
+        def held(image: np.ndarray, *, frame_index: int | None = None) -> SettleState:
+            state = gate(image, frame_index=frame_index)
+            if frame_index is not None and frame_index > 20:  # after the opening table is read
+                return replace(state, settled=state.settled - {resting})
+            return state
+
+        pipeline.gate.update = held  # type: ignore[method-assign]
+        emitted = []
+        with open_source(CLIP / "clip.mp4") as source:
+            for frame in source:
+                step = pipeline.process(frame)
+                assert step.snapshot is None or frame.index <= 20 or resting not in step.snapshot.settled
+                emitted += [(step.frame_index, m) for m in step.move_dicts]
+        return emitted, pipeline
+
+    config = PipelineConfig.for_game(game, fps=truth.clip.fps, camera_check=False)
+    assert config.busy_reads
+    emitted, pipeline = read(config)
+    score = score_moves(emitted, expected)
+    assert score.recall >= MIN_RECALL and score.precision >= MIN_PRECISION, (score, emitted)
+    assert truth.final_state is not None
+    assert pipeline.ruleset.view(pipeline.belief, Audience.OPERATOR)["scores"] == truth.final_state["scores"]
+    emitted, _ = read(replace(config, busy_reads=False))
+    assert emitted == []
+
+
 def test_snapshots_carry_candidates_and_moves_carry_evidence(
     clip_run: tuple[Truth, Pipeline, list[PipelineStep]],
 ) -> None:
