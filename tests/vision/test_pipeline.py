@@ -937,7 +937,9 @@ def test_every_snapshot_shows_what_the_truth_frame_shows(
 
 
 MIN_RECALL = 0.95  # measured 1.00 (8 of 8)
-MIN_PRECISION = 0.75  # measured 1.00, 8 read (0.80 on the clip before f61a918: two end-turns added)
+# Measured 1.00, 8 read (also with a zone held busy, a675c33); 0.85 lets at most one move made
+# up on the 8-move clip pass (the clip before f61a918 read 0.80: two end-turns added).
+MIN_PRECISION = 0.85
 
 
 def test_run_headless_prints_moves_as_json_lines_and_records_them(
