@@ -1245,8 +1245,11 @@ class Interpreter(Generic[S, M]):
         if fixes:
             after = self.observe(replay(self.ruleset, belief, fixes).state, snapshot)
             return replace(after, moves=(*fixes, *after.moves), desync=True)
+        return self._decide(belief, snapshot, self._search(belief, snapshot))
+
+    def _decide(self, belief: S, snapshot: TableSnapshot, nodes: list[_Node[S, M]]) -> Interpretation[S, M]:
+        """`observe` once the explanations of `snapshot` from `belief` are searched (`nodes`)."""
         cfg = self.config
-        nodes = self._search(belief, snapshot)
         root = next(n for n in nodes if not n.moves)
         best = nodes[0]
         alternatives = tuple(
@@ -1380,20 +1383,27 @@ class Interpreter(Generic[S, M]):
         call is remembered: the whole table is read later, as it would have been."""
         if self._pending is not None or self._hold is not None or self._confirm is not None:
             return None
+        if self._misread(belief, snapshot):
+            return None  # set right with a desync: not sure
         hands = self._hands
         nodes = self._search(belief, snapshot)
         best = nodes[0]
         if not best.moves or not best.explains:
             return None
-        before, after = self.game.appearance(belief), self.game.appearance(best.state)
-        changed = {z for z in before.keys() | after.keys() if before.get(z) != after.get(z)}
-        if not changed <= set(snapshot.zones):
+        if not touched_zones(self.game, belief, best.state) <= snapshot.zones.keys():
             return None
-        taken = self.observe(belief, snapshot)
+        taken = self._decide(belief, snapshot, nodes)
         if taken.pending or taken.desync or taken.moves != best.moves:
             self._pending, self._confirm, self._hold, self._hands = None, None, None, hands
             return None
         return taken
+
+
+def touched_zones(game: GameInterpreter[S, M], before: S, after: S) -> frozenset[str]:
+    """The zones whose look differs between two states (a pile's height counts): where hands
+    went to make the moves between them, and what a read must show to account for them."""
+    was, now = game.appearance(before), game.appearance(after)
+    return frozenset(z for z in was.keys() | now.keys() if was.get(z) != now.get(z))
 
 
 def _known_covered(expected: ExpectedZone, was: ExpectedZone | None) -> ExpectedZone:

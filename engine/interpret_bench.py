@@ -24,7 +24,7 @@ from typing import Any
 
 from engine.core import Ruleset
 from engine.errors import EngineError
-from engine.interpret import InterpretConfig, Interpreter
+from engine.interpret import InterpretConfig, Interpreter, touched_zones
 from engine.interpreters import interpreter_for
 from engine.simulate import SimulatedGame, simulate_game
 from engine.snapshot import Candidate, SeenCard, TableSnapshot, ZoneKind
@@ -126,13 +126,6 @@ def render_snapshot(
         settled=frozenset(zones) if settled is None else settled,
         reached=reached,
     )
-
-
-def touched_zones(game: Any, before: Any, after: Any) -> frozenset[str]:
-    """The zones whose look differs between two states (a pile's height counts): where the
-    hands went to make the moves between them."""
-    was, now = game.appearance(before), game.appearance(after)
-    return frozenset(z for z in was.keys() | now.keys() if was.get(z) != now.get(z))
 
 
 _FACES: dict[str, list[str]] = {}

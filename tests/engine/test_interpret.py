@@ -31,13 +31,13 @@ from engine.interpret import (
     Interpreter,
     fit_zone,
     match_spread,
+    touched_zones,
 )
 from engine.interpret_bench import (
     BenchConfigError,
     CameraNoise,
     read_game,
     summarize_readings,
-    touched_zones,
 )
 from engine.interpreters.minecraft_card_game import McgInterpreter
 from engine.simulate import simulate_game
