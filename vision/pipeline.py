@@ -1014,8 +1014,8 @@ class Pipeline:
             # `Interpreter.observe_whole`); each picture of them is tried once.
             some = frozenset(z for z in settle.settled if contents.ready(z))
             some_due = zones_to_read(contents, some, frozenset(self._dirty), self._last_read)
-            tried = frozenset((z, contents.signature(z)) for z in some)
-            if some_due and tried != self._tried:
+            tried = frozenset((z, contents.signature(z)) for z in some) if some_due else None
+            if tried is not None and tried != self._tried:
                 self._tried = tried
                 readable, due, busy = some, some_due, True
         if readable and (due or recheck):
