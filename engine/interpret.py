@@ -707,6 +707,15 @@ class GameInterpreter(Protocol[S_in, M_out]):
         """Physical table changes that make `zones` of `state` look like the snapshot."""
         ...
 
+    def merged(self, state: S_in, moves: Sequence[Any]) -> tuple[M_out, ...] | None:
+        """`moves`, made from `state` and read in two reads (the earlier read's moves, then
+        this one's), as players make them in one go, where a move done in parts read as two
+        (a Mattel craft read after its card was taken and before it was paid, as a reserve,
+        then as a craft from the reserve): the moves to write instead, or None. The
+        interpreter takes them only when they leave the table looking the same and break no
+        more rules (`Interpreter.observe`)."""
+        ...
+
 
 # --------------------------------------------------------------------------------------------
 # Results
@@ -729,6 +738,9 @@ class Interpretation(Generic[S, M]):
     """What `Interpreter.observe` decided for one snapshot.
 
     `moves` are to be applied (and journaled) in order; `state` is the belief after them.
+    `amends`: how many of the moves last taken (the newest ones journaled) `moves` replace: a
+    move done in parts, read as two, set right when its last part shows (`GameInterpreter.merged`).
+    Withdraw those moves first, then apply `moves` to the belief from before them.
     `pending` says a change is seen but not explained yet (nothing of it applied; `moves` may
     still hold an earlier change that was held, see `InterpretConfig.hold_seconds`); `desync`
     says the moves hold physical table changes no legal move explained (at the end, or first
@@ -742,6 +754,16 @@ class Interpretation(Generic[S, M]):
     desync: bool = False
     alternatives: tuple[Explanation[S, M], ...] = field(default=())
     frame: int = 0
+    amends: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class _Taken(Generic[S, M]):
+    """The moves last taken, the belief they were taken from and the one they led to."""
+
+    before: S
+    moves: tuple[M, ...]
+    after: S
 
 
 _ZoneRead = tuple[tuple[str, ...], int | None]  # a zone's first faces and its count (if read)
@@ -882,12 +904,14 @@ class Interpreter(Generic[S, M]):
         self._confirm: int | None = None  # frame since which a close call waits for a read
         self._hold: tuple[float, _Node[S, M]] | None = None  # since when, and the change held
         self._hands: tuple[int, float] | None = None  # since when the hands disagree (frame, time)
+        self._taken: _Taken[S, M] | None = None  # the moves last taken, for `GameInterpreter.merged`
 
     def reset(self) -> None:
         self._pending = None
         self._confirm = None
         self._hold = None
         self._hands = None
+        self._taken = None
 
     # -- scoring ------------------------------------------------------------------------------
 
@@ -1091,8 +1115,13 @@ class Interpreter(Generic[S, M]):
 
     def _acceptable(self, node: _Node[S, M]) -> bool:
         """Whether `node` may be taken: it explains everything, or all but a card or two not
-        seen this time (`lacking_cards`)."""
-        return node.explains or (bool(node.moves) and 0 < node.lacking <= self.config.lacking_cards)
+        seen this time (`lacking_cards`) with moves that break no rule. A move half done may
+        read as moves short of a card, and only rules broken made it fit at all (a Mattel craft
+        read as its card was put down, the payment not yet laid: a mine made up to pay with,
+        a third action, and the recipe underpaid)."""
+        return node.explains or (
+            bool(node.moves) and not node.warnings and 0 < node.lacking <= self.config.lacking_cards
+        )
 
     def _ambiguous(self, nodes: list[_Node[S, M]], best: _Node[S, M], snapshot: TableSnapshot) -> bool:
         """Whether to hold `best` (`hold_seconds`): a rival explanation that may be taken as
@@ -1240,12 +1269,48 @@ class Interpreter(Generic[S, M]):
     def observe(self, belief: S, snapshot: TableSnapshot) -> Interpretation[S, M]:
         """Explain `snapshot` from `belief`: moves to apply, or pending, or a desync. A zone
         whose same cards read otherwise where they lie cannot turn over there
-        (`ExpectedZone.steady`) is set right first (`_misread`), with a desync."""
+        (`ExpectedZone.steady`) is set right first (`_misread`), with a desync. Moves that,
+        with the moves last taken, make one move done in parts replace those
+        (`Interpretation.amends`, `GameInterpreter.merged`)."""
+        return self._amend(belief, self._observe(belief, snapshot))
+
+    def _observe(self, belief: S, snapshot: TableSnapshot) -> Interpretation[S, M]:
         fixes = self._misread(belief, snapshot)
         if fixes:
-            after = self.observe(replay(self.ruleset, belief, fixes).state, snapshot)
+            after = self._observe(replay(self.ruleset, belief, fixes).state, snapshot)
             return replace(after, moves=(*fixes, *after.moves), desync=True)
         return self._decide(belief, snapshot, self._search(belief, snapshot))
+
+    def _amend(self, belief: S, result: Interpretation[S, M]) -> Interpretation[S, M]:
+        """`result`, with its moves and the moves last taken written as one where the game
+        says players make them in one go (`GameInterpreter.merged`): taken only when the
+        moves last taken led to `belief`, and the merged moves leave the table looking as
+        `result` does and raise no more warnings. Remembers the moves taken for the next call."""
+        if not result.moves:
+            return result
+        taken = self._taken
+        self._taken = None
+        if result.desync:
+            return result  # set as it reads: nothing to merge with, now or next time
+        if taken is not None and taken.after is belief:
+            both = (*taken.moves, *result.moves)
+            merged = self.game.merged(taken.before, both)
+            if merged is not None and tuple(merged) != both:
+                try:
+                    made, was = replay(self.ruleset, taken.before, merged), replay(self.ruleset, taken.before, both)
+                except EngineError:
+                    made = None
+                if made is not None and not touched_zones(self.game, made.state, result.state) and (
+                    sum(len(s.warnings) for s in made.steps) <= sum(len(s.warnings) for s in was.steps)
+                ):
+                    kept = 0
+                    while kept < min(len(taken.moves), len(merged)) and merged[kept] == taken.moves[kept]:
+                        kept += 1
+                    self._taken = _Taken(taken.before, tuple(merged), made.state)
+                    return replace(result, moves=tuple(merged[kept:]), state=made.state,
+                                   amends=len(taken.moves) - kept)
+        self._taken = _Taken(belief, tuple(result.moves), result.state)
+        return result
 
     def _decide(self, belief: S, snapshot: TableSnapshot, nodes: list[_Node[S, M]]) -> Interpretation[S, M]:
         """`observe` once the explanations of `snapshot` from `belief` are searched (`nodes`)."""
@@ -1292,7 +1357,7 @@ class Interpreter(Generic[S, M]):
             held = self._hold[1]
             self._hold = None
             self._pending = None
-            after = self.observe(held.state, snapshot)
+            after = self._observe(held.state, snapshot)
             return Interpretation(
                 moves=(*held.moves, *after.moves), score=after.score, state=after.state,
                 pending=after.pending, desync=after.desync, alternatives=after.alternatives,
@@ -1396,7 +1461,7 @@ class Interpreter(Generic[S, M]):
         if taken.pending or taken.desync or taken.moves != best.moves:
             self._pending, self._confirm, self._hold, self._hands = None, None, None, hands
             return None
-        return taken
+        return self._amend(belief, taken)
 
 
 def touched_zones(game: GameInterpreter[S, M], before: S, after: S) -> frozenset[str]:

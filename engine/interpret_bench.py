@@ -277,6 +277,8 @@ def read_game(
             start = time.perf_counter()
             result = interp.observe(belief, snap)
             ms.append((time.perf_counter() - start) * 1000.0)
+            if result.amends:  # a move read in two parts, set right: the parts are withdrawn
+                del written[len(written) - result.amends:]
             written.extend(result.moves)
             desyncs += int(result.desync)
             if not result.pending:

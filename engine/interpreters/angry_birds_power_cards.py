@@ -109,6 +109,10 @@ class AbInterpreter:
     def turn_of(self, state: AbState) -> int | None:
         return None
 
+    def merged(self, state: AbState, moves: Sequence[Any]) -> tuple[Any, ...] | None:
+        """No move of this game is read as two others when seen half done."""
+        return None
+
     # -- proposals ------------------------------------------------------------------------------
 
     def card_of(self, face: str) -> str | None:

@@ -32,7 +32,7 @@ for the first player in seat order who owes one and for every other whose area l
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from itertools import combinations
 from typing import Any
 
@@ -219,6 +219,25 @@ class McgInterpreter:
         return recipe is not None and self.rules.to_spare(recipe, move.pay, len(move.axes))
 
     def turn_of(self, state: McgState) -> int | None:
+        return None
+
+    def merged(self, state: McgState, moves: Sequence[McgMove]) -> tuple[McgMove, ...] | None:
+        """A craft read in two parts: the crafter takes the card off its craft pile, lays the
+        payment, then puts the card down. Read between the first part and the last, the pile
+        shows its next card and the card is nowhere (in the hand): a reserve whose holder
+        card is not seen, and the end of the craft then reads as a craft from the holder. A
+        reserve followed at once by the same player's craft of that card from the holder
+        costs two actions where the craft from the pile costs one and leaves the same table:
+        players do not play it, so it is written as that craft. (A move between them, another
+        player's turn included, keeps them apart.)"""
+        for i in range(len(moves) - 1):
+            first, then = moves[i], moves[i + 1]
+            if not (isinstance(first, Reserve) and isinstance(then, Craft) and then.source == "reserve"
+                    and then.player == first.player and first.card in (None, then.card)):
+                continue
+            craft = Craft(player=then.player, card=then.card, source=f"craft-pile-{first.pile}", pay=then.pay,
+                          axes=then.axes, reveal=(*first.reveal, *then.reveal))
+            return (*moves[:i], craft, *moves[i + 2:])
         return None
 
     # -- the observed difference of a player's area --------------------------------------------

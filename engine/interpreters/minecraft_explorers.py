@@ -166,6 +166,10 @@ class ExplorersInterpreter:
     def turn_of(self, state: ExplorersState) -> int | None:
         return state.turn
 
+    def merged(self, state: ExplorersState, moves: Sequence[Any]) -> tuple[Any, ...] | None:
+        """No move of this game is read as two others when seen half done."""
+        return None
+
     # -- the observed difference ----------------------------------------------------------------
 
     def _area_diff(

@@ -26,7 +26,7 @@ and the health counter decides.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -102,6 +102,10 @@ class Mk1Interpreter:
         return False
 
     def turn_of(self, state: Mk1State) -> int | None:
+        return None
+
+    def merged(self, state: Mk1State, moves: Sequence[Any]) -> tuple[Any, ...] | None:
+        """No move of this game is read as two others when seen half done."""
         return None
 
     # -- proposals ------------------------------------------------------------------------------
