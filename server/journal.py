@@ -234,9 +234,20 @@ class Journal:
         self._require_move(target)
         return self._insert(EntryKind.UNDO, target=target, source=source)
 
-    def replace(self, target: int, move: Mapping[str, Any], *, source: str = "operator") -> int:
+    def replace(
+        self,
+        target: int,
+        move: Mapping[str, Any],
+        *,
+        source: str = "operator",
+        frame: int | None = None,
+        evidence: Mapping[str, Any] | None = None,
+    ) -> int:
+        """Record that `move` stands in place of the move at `target` (with the evidence of a
+        camera that set its own read right); returns the entry's seq."""
         self._require_move(target)
-        return self._insert(EntryKind.REPLACE, target=target, move=move, source=source)
+        return self._insert(EntryKind.REPLACE, target=target, move=move, source=source, frame=frame,
+                            evidence=evidence)
 
     def update_header(
         self,

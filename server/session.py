@@ -333,16 +333,23 @@ class Session:
             return entry_seq
 
     def replace(
-        self, seq: int, move: Mapping[str, Any], *, source: str = "operator"
+        self,
+        seq: int,
+        move: Mapping[str, Any],
+        *,
+        source: str = "operator",
+        frame: int | None = None,
+        evidence: Mapping[str, Any] | None = None,
     ) -> SubmitResult:
-        """Substitute the move recorded at `seq` (the operator corrects a misread)."""
+        """Substitute the move recorded at `seq` (the operator corrects a misread; the camera
+        a move it read in two parts, with its `frame` and `evidence`)."""
         with self._lock:
             self._check_open()
             self._require_standing(seq)
             _, data = self._parse(move)
             moves = [(m.seq, data if m.seq == seq else m.move) for m in self._moves]
             self._fold_moves(moves)  # refuse before recording when the result cannot fold
-            entry_seq = self._journal.replace(seq, data, source=source)
+            entry_seq = self._journal.replace(seq, data, source=source, frame=frame, evidence=evidence)
             self._fold()
             self._publish(ChangeKind.REPLACE, entry_seq)
             warnings = next((m.warnings for m in self._moves if m.seq == seq), ())

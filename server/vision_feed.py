@@ -35,6 +35,7 @@ log = logging.getLogger(__name__)
 
 STATUS_EVERY_S = 0.5
 READ_TIMEOUT_S = 0.5
+WRITTEN_KEPT = 16  # seqs of the newest moves the feed wrote, kept for the pipeline's amends
 
 StepListener = Callable[[PipelineStep, list[dict[str, Any]]], None]
 
@@ -85,6 +86,7 @@ class VisionFeed:
         self.max_frames = max_frames
         self.frames = 0
         self.submitted = 0
+        self._written: list[int] = []  # seqs of the moves this feed wrote, for amends (newest last)
         self.frame_size: tuple[int, int] | None = None  # (width, height) of the newest frame
         self._profile_lock = threading.Lock()
         self._next_profile: TableProfile | None = None
@@ -195,7 +197,37 @@ class VisionFeed:
 
     def _submit(self, session: Session, step: PipelineStep, known: int) -> int:
         results: list[dict[str, Any]] = []
-        for move in step.move_dicts:
+        moves = list(step.move_dicts)
+        if step.amends:
+            # Moves read as two that were one (`Interpretation.amends`): the newest moves this
+            # feed wrote are replaced, or undone where fewer moves take their place.
+            targets = self._written[-step.amends:]
+            if len(targets) < step.amends or session.snapshot.seq != known:
+                snap = session.snapshot
+                self.pipeline.set_belief(snap.state)
+                return snap.seq
+            del self._written[-step.amends:]
+            try:
+                for target, move in zip(targets, moves, strict=False):
+                    replaced = session.replace(target, move, source="vision", frame=step.frame_index,
+                                               evidence=dict(step.evidence or {}))
+                    self._written.append(target)
+                    results.append({"move": replaced.move, "seq": replaced.seq, "replaces": target,
+                                    "warnings": [w.code for w in replaced.warnings]})
+                for target in reversed(targets[len(moves):]):
+                    results.append({"undo": target, "seq": session.undo(target, source="vision")})
+            except SessionError as exc:
+                log.warning("vision correction refused: %s", exc)
+                results.append({"move": moves[0] if moves else None, "error": str(exc)})
+                snap = session.snapshot
+                self.pipeline.set_belief(snap.state)
+                self._written.clear()
+                if self.step_listener is not None:
+                    self.step_listener(step, results)
+                return snap.seq
+            moves = moves[len(targets):]
+            known = session.snapshot.seq
+        for move in moves:
             try:
                 result = session.submit(
                     move, source="vision", evidence=dict(step.evidence or {}), frame=step.frame_index,
@@ -214,6 +246,8 @@ class VisionFeed:
                 known = snap.seq
                 break
             self.submitted += 1
+            self._written.append(result.seq)
+            del self._written[:-WRITTEN_KEPT]
             known = session.snapshot.seq
             results.append({
                 "move": result.move, "seq": result.seq,

@@ -462,6 +462,8 @@ def replay_clip(
             step = pipeline.process(frame)
             ms = (time.perf_counter() - start) * 1000.0
             steps.append(StepRecord(frame=step.frame_index, ms=ms, pending=step.pending, moves=step.move_dicts))
+            if step.amends:  # moves read as two that were one: the newest ones are withdrawn
+                del emitted[len(emitted) - step.amends:]
             emitted += [(step.frame_index, m) for m in step.move_dicts]
             if observer is not None:
                 observer(frame, step)

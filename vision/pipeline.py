@@ -782,7 +782,9 @@ def move_evidence(
 @dataclass(frozen=True, slots=True, kw_only=True, eq=False)
 class PipelineStep:
     """What one frame produced. `moves` are engine moves, applied to the belief in order;
-    `move_dicts` the same in plain form; `evidence` is shared by this frame's moves."""
+    `move_dicts` the same in plain form; `evidence` is shared by this frame's moves. `amends`:
+    how many of the moves the pipeline gave last `moves` take the place of (a move done in
+    parts, read as two: `Interpretation.amends`); withdraw those first."""
 
     frame_index: int
     time: float
@@ -800,6 +802,7 @@ class PipelineStep:
     # Settled zones that have held a card the identifier cannot name for
     # `PipelineConfig.unnamed_notice_seconds`: something may hide part of it.
     unnamed: frozenset[str] = frozenset()
+    amends: int = 0
 
     @property
     def pending(self) -> bool:
@@ -1004,6 +1007,7 @@ class Pipeline:
         snapshot = interpretation = None
         moves: tuple[Any, ...] = ()
         evidence = None
+        amends = 0
         readable = readable_zones(contents, settle, cfg) if camera_ok else frozenset()
         due = zones_to_read(contents, readable, frozenset(self._dirty), self._last_read)
         recheck = self._pending_since is not None and index - self._last_check >= cfg.recheck_pending_frames
@@ -1053,7 +1057,8 @@ class Pipeline:
             self._last_read.update(shown)
             self._dirty -= readable
             moves = tuple(interpretation.moves)
-            if moves:
+            amends = interpretation.amends
+            if moves or amends:
                 self.belief = interpretation.state
                 evidence = move_evidence(snapshot, interpretation, due or readable, cfg.evidence_candidates)
         return PipelineStep(
@@ -1071,6 +1076,7 @@ class Pipeline:
             camera=camera,
             timings=MappingProxyType(ms),
             unnamed=frozenset(z for z, t in self._unnamed.items() if t >= cfg.unnamed_notice_seconds),
+            amends=amends,
         )
 
 

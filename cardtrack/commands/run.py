@@ -147,18 +147,27 @@ def prepare(args: argparse.Namespace) -> tuple[Pipeline, dict[str, Any] | None, 
 
 
 def step_lines(step: PipelineStep, results: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The JSON lines of one step: each move with its warnings, then any pending change."""
+    """The JSON lines of one step: each move with its warnings (a move that replaces one read
+    before, `replace` with the seq it `replaces`; a move withdrawn, `undo` with its `target`),
+    then any pending change."""
     lines: list[dict[str, Any]] = []
     for result in results:
         if "error" in result:
             lines.append({"type": "refused", "frame": step.frame_index, **result})
             continue
-        lines.append({
+        if "undo" in result:
+            lines.append({"type": "undo", "frame": step.frame_index, "seq": result["seq"], "target": result["undo"]})
+            continue
+        line = {
             "type": "move", "frame": step.frame_index, "time": round(step.time, 3), "seq": result["seq"],
             "move": result["move"], "evidence": dict(step.evidence or {}),
-        })
-        for code in result["warnings"]:
-            lines.append({"type": "warning", "frame": step.frame_index, "seq": result["seq"], "code": code})
+        }
+        if "replaces" in result:
+            line.update(type="replace", target=result["replaces"])
+        lines.append(line)
+        for code in result["warnings"]:  # of the move that stands at that seq
+            lines.append({"type": "warning", "frame": step.frame_index, "seq": result.get("replaces", result["seq"]),
+                          "code": code})
     for item in pending_items(step):
         lines.append({"type": "pending", **item})
     return lines

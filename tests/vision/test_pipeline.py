@@ -23,6 +23,7 @@ import pytest
 
 from calibration.layout import build_layout
 from cardtrack.cli import main
+from cardtrack.commands.run import step_lines
 from engine import get_game
 from engine.core import Audience
 from engine.snapshot import Candidate
@@ -1064,6 +1065,52 @@ def test_the_feed_drops_a_move_decided_before_an_operator_correction(tmp_path: P
         assert [m.source for m in session.snapshot.moves] == ["operator"]
         # The pipeline took the session's belief at the start and again after the correction.
         assert len(stub.beliefs) == 2 and stub.beliefs[-1] == session.snapshot.state
+    finally:
+        session.close()
+
+
+class _ScriptedPipeline(_StubPipeline):
+    """Stands in for the pipeline in feed tests: gives the moves (and amends) scripted per frame."""
+
+    def __init__(self, session: Session, script: dict[int, tuple[tuple[dict[str, Any], ...], int]]) -> None:
+        super().__init__(session)
+        self.script = script
+
+    def process(self, frame: Frame) -> PipelineStep:
+        moves, amends = self.script.get(frame.index, ((), 0))
+        step = super().process(replace(frame, index=-1))  # the base class's quiet step
+        return replace(step, frame_index=frame.index, moves=moves, move_dicts=moves, amends=amends,
+                       evidence={"frame": frame.index})
+
+
+def test_the_feed_sets_right_the_moves_the_pipeline_amends(tmp_path: Path) -> None:
+    """A step that amends the newest moves (`PipelineStep.amends`: a move read in two parts)
+    replaces them in the journal, with its evidence, or undoes those no move takes the place
+    of; the game and the lines `--headless` prints follow."""
+    frames = tmp_path / "frames"
+    frames.mkdir()
+    for i in range(4):
+        cv2.imwrite(str(frames / f"{i:03d}.png"), np.full((72, 128, 3), 40 * i, np.uint8))
+    mine = [{"player": 1, "move": "mine", "pile": n} for n in range(1, 6)]
+    script = {1: ((mine[0], mine[1]), 0), 2: ((mine[2],), 1), 3: ((mine[3],), 2)}
+    session = Session.start(journal_path=tmp_path / "j.sqlite", game="minecraft-card-game", players=2, seed=4)
+    lines: list[dict[str, Any]] = []
+    try:
+        stub = _ScriptedPipeline(session, script)
+        feed = VisionFeed(stub, str(frames), step_listener=lambda step, results: lines.extend(
+            step_lines(step, results)))  # type: ignore[arg-type]
+        feed.run(session, threading.Event())
+        standing = session.snapshot.moves
+        assert [(m.move["pile"], m.source) for m in standing] == [(4, "vision")]
+        _, entries = session.entries_since(0)
+        first, second = (e.seq for e in entries if e.kind.value == "move")
+        amended = [(e.kind.value, e.target, e.frame, e.evidence or None) for e in entries
+                   if e.kind.value in ("replace", "undo")]
+        assert amended == [("replace", second, 2, {"frame": 2}), ("replace", first, 3, {"frame": 3}),
+                           ("undo", second, None, None)]
+        assert [(ln["type"], ln.get("target"), ln["move"]["pile"] if "move" in ln else None) for ln in lines
+                if ln["type"] != "warning"] == [
+            ("move", None, 1), ("move", None, 2), ("replace", second, 3), ("replace", first, 4), ("undo", second, None)]
     finally:
         session.close()
 
