@@ -1115,12 +1115,13 @@ class Interpreter(Generic[S, M]):
 
     def _acceptable(self, node: _Node[S, M]) -> bool:
         """Whether `node` may be taken: it explains everything, or all but a card or two not
-        seen this time (`lacking_cards`) with moves that break no rule. A move half done may
-        read as moves short of a card, and only rules broken made it fit at all (a Mattel craft
-        read as its card was put down, the payment not yet laid: a mine made up to pay with,
-        a third action, and the recipe underpaid)."""
+        seen this time (`lacking_cards`) with moves that break at most one rule. A move half
+        done may read as moves short of a card that fit only by breaking rules (a Mattel craft
+        read as its card was put down, the payment not yet laid: a mine made up to pay with, a
+        third action, and the recipe underpaid). One rule broken is common enough in moves
+        read right, where the belief is off (whose turn it is, after a move missed)."""
         return node.explains or (
-            bool(node.moves) and not node.warnings and 0 < node.lacking <= self.config.lacking_cards
+            bool(node.moves) and node.warnings <= 1 and 0 < node.lacking <= self.config.lacking_cards
         )
 
     def _ambiguous(self, nodes: list[_Node[S, M]], best: _Node[S, M], snapshot: TableSnapshot) -> bool:
@@ -1284,8 +1285,9 @@ class Interpreter(Generic[S, M]):
     def _amend(self, belief: S, result: Interpretation[S, M]) -> Interpretation[S, M]:
         """`result`, with its moves and the moves last taken written as one where the game
         says players make them in one go (`GameInterpreter.merged`): taken only when the
-        moves last taken led to `belief`, and the merged moves leave the table looking as
-        `result` does and raise no more warnings. Remembers the moves taken for the next call."""
+        moves last taken led to `belief` (not after an operator's correction), and the merged
+        moves leave the table looking as `result` does and raise no more warnings. Remembers
+        the moves taken for the next call."""
         if not result.moves:
             return result
         taken = self._taken
@@ -1303,14 +1305,20 @@ class Interpreter(Generic[S, M]):
                 if made is not None and not touched_zones(self.game, made.state, result.state) and (
                     sum(len(s.warnings) for s in made.steps) <= sum(len(s.warnings) for s in was.steps)
                 ):
-                    kept = 0
-                    while kept < min(len(taken.moves), len(merged)) and merged[kept] == taken.moves[kept]:
-                        kept += 1
-                    self._taken = _Taken(taken.before, tuple(merged), made.state)
-                    return replace(result, moves=tuple(merged[kept:]), state=made.state,
-                                   amends=len(taken.moves) - kept)
+                    return self._retaken(taken, tuple(merged), made.state, replace(result, alternatives=()))
         self._taken = _Taken(belief, tuple(result.moves), result.state)
         return result
+
+    def _retaken(
+        self, taken: _Taken[S, M], moves: tuple[M, ...], state: S, result: Interpretation[S, M]
+    ) -> Interpretation[S, M]:
+        """`result` as `moves` from the belief before the moves last taken, leading to `state`:
+        the moves taken that they keep as they were stand, the rest are amended."""
+        kept = 0
+        while kept < min(len(taken.moves), len(moves)) and moves[kept] == taken.moves[kept]:
+            kept += 1
+        self._taken = _Taken(taken.before, moves, state)
+        return replace(result, moves=moves[kept:], state=state, amends=len(taken.moves) - kept)
 
     def _decide(self, belief: S, snapshot: TableSnapshot, nodes: list[_Node[S, M]]) -> Interpretation[S, M]:
         """`observe` once the explanations of `snapshot` from `belief` are searched (`nodes`)."""
@@ -1381,6 +1389,15 @@ class Interpreter(Generic[S, M]):
             # the camera sees as they were (an end of turn made up while the spent hunger
             # cards still lie turned), is not taken on it.
             best = explaining
+        if not best.explains and best.warnings > 1 and 0 < best.lacking <= cfg.lacking_cards:
+            # Short of a card and breaking rules (not to be taken, `_acceptable`): a legal
+            # explanation short of a card or two that scores within `confirm_margin` of it is
+            # taken instead.
+            best = next(
+                (n for n in nodes if n.moves and not n.warnings and self._acceptable(n)
+                 and best.score - n.score <= cfg.confirm_margin),
+                best,
+            )
         if self._acceptable(best):
             # Everything explained, or all but a card or two not seen this time (a glare, a
             # finder miss): take the moves; those cards are checked again in the next reads.

@@ -726,10 +726,11 @@ def test_a_full_explanation_breaking_more_rules_is_not_taken_on_the_unseen_card_
         assert result.pending is not taken
 
 
-def test_moves_short_of_a_card_are_taken_at_once_only_when_they_break_no_rule() -> None:
+def test_moves_short_of_a_card_are_taken_at_once_only_when_they_break_at_most_one_rule() -> None:
     """An explanation that leaves a card or two not seen (`lacking_cards`) is taken at once
-    when its moves are legal; one that needs rules broken to fit so far (a craft read with its
-    payment still in the area, paid with a mine made up) waits as pending."""
+    when its moves break at most one rule; one that needs more broken to fit so far (a craft
+    read with its payment still in the area, paid with a mine made up: a third action and the
+    recipe underpaid) waits as pending, unless a legal one scores almost as well."""
     from engine.interpret import _Node
 
     state = GAME.initial_state(players=2, seed=3)
@@ -744,12 +745,22 @@ def test_moves_short_of_a_card_are_taken_at_once_only_when_they_break_no_rule() 
                      lacking=1 if moves else 0)
 
     root = node((), 0, -20.0)
-    for warnings, taken in ((0, True), (2, False)):
+    for warnings, taken in ((0, True), (1, True), (2, False)):
         interp: Interpreter[Any, Any] = Interpreter(GAME, cfg)
         short = node((Mine(player=1, pile=1),), warnings, -5.0)
         interp._search = lambda belief, snapshot, nodes=[short, root]: nodes  # type: ignore[method-assign]
         result = interp.observe(state, snap)
         assert (result.moves == short.moves) is taken
+        assert result.pending is not taken
+    # A legal explanation as short scoring within `confirm_margin` of one that breaks rules
+    # is taken instead; one further behind is not.
+    illegal = node((Mine(player=1, pile=1), Mine(player=1, pile=2)), 2, -5.0)
+    for behind, taken in ((cfg.confirm_margin - 0.25, True), (cfg.confirm_margin + 0.25, False)):
+        legal = node((Mine(player=1, pile=1),), 0, -5.0 - behind)
+        interp = Interpreter(GAME, cfg)
+        interp._search = lambda belief, snapshot, nodes=[illegal, legal, root]: nodes  # type: ignore[method-assign]
+        result = interp.observe(state, snap)
+        assert result.moves == (legal.moves if taken else ())
         assert result.pending is not taken
 
 
