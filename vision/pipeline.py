@@ -101,6 +101,13 @@ FAINT_FORGOTTEN_GAMES = frozenset({"minecraft-explorers"})
 # `RECHECK_BELOW`, so it is read again once its look is back, and under the interpreter's
 # `COVERED_UNSURE`, so that under the next card of a row it may be a card misread.
 CHANGED_DOUBT = 0.45
+# Games whose zones, settled with new content, record their cards' fresh reading more than
+# `PipelineConfig.settle_rereads`' default of 2 times. A Mattel craft pile's next card lies
+# where the taken card lay and keeps its track: at 2 the old face kept a quarter of the
+# evidence, and a reserve or a craft was read late or not at all where the models did not see
+# the card's new place (the holder). At 4 a craft read half done reads as a reserve, which the
+# interpreter sets right when the craft completes (`GameInterpreter.merged`).
+SETTLE_REREADS: dict[str, int] = {"minecraft-card-game": 4}
 STAGES = ("camera", "find", "track", "settle", "identify", "zones", "snapshot", "interpret")
 
 
@@ -244,6 +251,7 @@ class PipelineConfig:
       the fresh reading is recorded this many times in each card's evidence (each recording
       halves the weight of what was known: 2 makes it count 3:1). A card put exactly where
       another lay keeps the old card's track and may look too alike for the tracker to notice.
+      `for_game` sets it for the games in `SETTLE_REREADS`.
     - `reach_seconds`: how long a hand's palm must stay over a zone (`SettleState.reached`)
       for the snapshot to say a hand reached into it (`TableSnapshot.reached`): what tells a
       card taken off a face-down pile from nothing at all. Shorter counts a hand passing over
@@ -320,6 +328,7 @@ class PipelineConfig:
         changes.setdefault("interpret", InterpretConfig.for_game(game))
         changes.setdefault("quiet_except", QUIET_EXCEPT.get(game, frozenset()))
         changes.setdefault("busy_reads", game in BUSY_READS)
+        changes.setdefault("settle_rereads", SETTLE_REREADS.get(game, 2))
         if game in FAN_GAMES:
             changes.setdefault("finder", _finder_config(Peaks.ADJACENT))
             changes.setdefault("refine_covered", False)
