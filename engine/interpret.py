@@ -1305,20 +1305,15 @@ class Interpreter(Generic[S, M]):
                 if made is not None and not touched_zones(self.game, made.state, result.state) and (
                     sum(len(s.warnings) for s in made.steps) <= sum(len(s.warnings) for s in was.steps)
                 ):
-                    return self._retaken(taken, tuple(merged), made.state, replace(result, alternatives=()))
+                    # The moves taken that the merged ones keep as they were stand.
+                    kept = 0
+                    while kept < min(len(taken.moves), len(merged)) and merged[kept] == taken.moves[kept]:
+                        kept += 1
+                    self._taken = _Taken(taken.before, tuple(merged), made.state)
+                    return replace(result, moves=tuple(merged[kept:]), state=made.state, alternatives=(),
+                                   amends=len(taken.moves) - kept)
         self._taken = _Taken(belief, tuple(result.moves), result.state)
         return result
-
-    def _retaken(
-        self, taken: _Taken[S, M], moves: tuple[M, ...], state: S, result: Interpretation[S, M]
-    ) -> Interpretation[S, M]:
-        """`result` as `moves` from the belief before the moves last taken, leading to `state`:
-        the moves taken that they keep as they were stand, the rest are amended."""
-        kept = 0
-        while kept < min(len(taken.moves), len(moves)) and moves[kept] == taken.moves[kept]:
-            kept += 1
-        self._taken = _Taken(taken.before, moves, state)
-        return replace(result, moves=moves[kept:], state=state, amends=len(taken.moves) - kept)
 
     def _decide(self, belief: S, snapshot: TableSnapshot, nodes: list[_Node[S, M]]) -> Interpretation[S, M]:
         """`observe` once the explanations of `snapshot` from `belief` are searched (`nodes`)."""
@@ -1389,8 +1384,8 @@ class Interpreter(Generic[S, M]):
             # the camera sees as they were (an end of turn made up while the spent hunger
             # cards still lie turned), is not taken on it.
             best = explaining
-        if not best.explains and best.warnings > 1 and 0 < best.lacking <= cfg.lacking_cards:
-            # Short of a card and breaking rules (not to be taken, `_acceptable`): a legal
+        if best.moves and not self._acceptable(best) and 0 < best.lacking <= cfg.lacking_cards:
+            # Short of a card and breaking too many rules to be taken (`_acceptable`): a legal
             # explanation short of a card or two that scores within `confirm_margin` of it is
             # taken instead.
             best = next(
