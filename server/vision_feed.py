@@ -195,6 +195,13 @@ class VisionFeed:
             if source is not self.source:
                 source.close()
 
+    def _resync(self, session: Session) -> int:
+        """Take the session's game as the pipeline's belief (someone else changed it, or it
+        refused what the camera read); returns the session's seq."""
+        snap = session.snapshot
+        self.pipeline.set_belief(snap.state)
+        return snap.seq
+
     def _submit(self, session: Session, step: PipelineStep, known: int) -> int:
         results: list[dict[str, Any]] = []
         moves = list(step.move_dicts)
@@ -203,9 +210,7 @@ class VisionFeed:
             # feed wrote are replaced, or undone where fewer moves take their place.
             targets = self._written[-step.amends:]
             if len(targets) < step.amends or session.snapshot.seq != known:
-                snap = session.snapshot
-                self.pipeline.set_belief(snap.state)
-                return snap.seq
+                return self._resync(session)
             del self._written[-step.amends:]
             try:
                 for target, move in zip(targets, moves, strict=False):
@@ -216,17 +221,14 @@ class VisionFeed:
                                     "warnings": [w.code for w in replaced.warnings]})
                 for target in reversed(targets[len(moves):]):
                     results.append({"undo": target, "seq": session.undo(target, source="vision")})
+                moves = moves[len(targets):]
+                known = session.snapshot.seq
             except SessionError as exc:
                 log.warning("vision correction refused: %s", exc)
                 results.append({"move": moves[0] if moves else None, "error": str(exc)})
-                snap = session.snapshot
-                self.pipeline.set_belief(snap.state)
                 self._written.clear()
-                if self.step_listener is not None:
-                    self.step_listener(step, results)
-                return snap.seq
-            moves = moves[len(targets):]
-            known = session.snapshot.seq
+                moves = []
+                known = self._resync(session)
         for move in moves:
             try:
                 result = session.submit(
@@ -235,15 +237,11 @@ class VisionFeed:
                 )
             except ConflictError:
                 # The game moved on while this frame was read: read again from the new state.
-                snap = session.snapshot
-                self.pipeline.set_belief(snap.state)
-                return snap.seq
+                return self._resync(session)
             except SessionError as exc:
                 log.warning("vision move refused: %s (%s)", move, exc)
                 results.append({"move": move, "error": str(exc)})
-                snap = session.snapshot
-                self.pipeline.set_belief(snap.state)
-                known = snap.seq
+                known = self._resync(session)
                 break
             self.submitted += 1
             self._written.append(result.seq)
