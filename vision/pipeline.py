@@ -950,6 +950,7 @@ class Pipeline:
         self._dwell.clear()
         self._over.clear()
         self._unnamed.clear()
+        self._tried = None  # a busy table's picture is read again from the new belief
 
     def _number_zones(self) -> frozenset[str]:
         """Zones the belief shows as a number (`ExpectedZone.counted`: mk. I's face-down piles
