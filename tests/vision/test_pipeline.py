@@ -1038,17 +1038,22 @@ class _StubPipeline:
         if frame.index == 1:
             self.session.submit({"player": 1, "move": "mine", "pile": 2}, source="operator")
             moves = ({"player": 1, "move": "mine", "pile": 1},)
-        settle = SettleState(
-            frame_index=frame.index, settled=frozenset(), changed_since_last_settle=frozenset(),
-            hands_over=frozenset(), reached=frozenset(), motion={}, hand_mask=np.zeros((1, 1), bool),
-            scale=8,
-        )
-        return PipelineStep(
-            frame_index=frame.index, time=frame.time, detections=Detections.empty(), tracks=(),
-            zones=ZoneContents(zones={}, outside=()), settle=settle, snapshot=None,
-            interpretation=None, moves=moves, move_dicts=moves, evidence={"frame": frame.index},
-            camera=None, timings={},
-        )
+        return _step(frame, moves)
+
+
+def _step(frame: Frame, moves: tuple[dict[str, Any], ...], amends: int = 0) -> PipelineStep:
+    """A step of nothing seen that gives `moves` (amending `amends`), for feed tests."""
+    settle = SettleState(
+        frame_index=frame.index, settled=frozenset(), changed_since_last_settle=frozenset(),
+        hands_over=frozenset(), reached=frozenset(), motion={}, hand_mask=np.zeros((1, 1), bool),
+        scale=8,
+    )
+    return PipelineStep(
+        frame_index=frame.index, time=frame.time, detections=Detections.empty(), tracks=(),
+        zones=ZoneContents(zones={}, outside=()), settle=settle, snapshot=None,
+        interpretation=None, moves=moves, move_dicts=moves, evidence={"frame": frame.index},
+        camera=None, timings={}, amends=amends,
+    )
 
 
 def test_the_feed_drops_a_move_decided_before_an_operator_correction(tmp_path: Path) -> None:
@@ -1077,10 +1082,7 @@ class _ScriptedPipeline(_StubPipeline):
         self.script = script
 
     def process(self, frame: Frame) -> PipelineStep:
-        moves, amends = self.script.get(frame.index, ((), 0))
-        step = super().process(replace(frame, index=-1))  # the base class's quiet step
-        return replace(step, frame_index=frame.index, moves=moves, move_dicts=moves, amends=amends,
-                       evidence={"frame": frame.index})
+        return _step(frame, *self.script.get(frame.index, ((), 0)))
 
 
 def test_the_feed_sets_right_the_moves_the_pipeline_amends(tmp_path: Path) -> None:
@@ -1111,6 +1113,21 @@ def test_the_feed_sets_right_the_moves_the_pipeline_amends(tmp_path: Path) -> No
         assert [(ln["type"], ln.get("target"), ln["move"]["pile"] if "move" in ln else None) for ln in lines
                 if ln["type"] != "warning"] == [
             ("move", None, 1), ("move", None, 2), ("replace", second, 3), ("replace", first, 4), ("undo", second, None)]
+    finally:
+        session.close()
+
+    # A correction the session refuses changes nothing written; the pipeline is given the
+    # session's game back.
+    session = Session.start(journal_path=tmp_path / "k.sqlite", game="minecraft-card-game", players=2, seed=4)
+    lines.clear()
+    try:
+        stub = _ScriptedPipeline(session, {1: ((mine[0],), 0), 2: (({"player": 1, "move": "fly"},), 1)})
+        feed = VisionFeed(stub, str(frames), step_listener=lambda step, results: lines.extend(
+            step_lines(step, results)))  # type: ignore[arg-type]
+        feed.run(session, threading.Event())
+        assert [m.move["pile"] for m in session.snapshot.moves] == [1]
+        assert [ln["type"] for ln in lines if ln["type"] != "warning"] == ["move", "refused"]
+        assert stub.beliefs[-1] == session.snapshot.state
     finally:
         session.close()
 
