@@ -280,22 +280,38 @@ def load_clip(footage: Footage) -> Clip:
     return Clip(footage=footage, truth=truth, media=media, kind=kind, fps=float(fps))
 
 
+STAND_INS = ("finder", "identifier")  # the models `ModelChoice.stand_in` can replace
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ModelChoice:
     """Which finder and identifier run: ONNX files (None: the shipped ones) or, with `oracle`,
-    the truth stand-ins (they measure everything downstream of the models); `art`: the art
-    pack whose gallery the identifier matches against (None: the game's proxy art), e.g. a
-    deck enrolled from scans for a clip rendered with it."""
+    the truth stand-ins (they measure everything downstream of the models); `stand_in`: one
+    model only replaced by its truth stand-in ("finder" or "identifier"), which measures what
+    the other one costs; `art`: the art pack whose gallery the identifier matches against
+    (None: the game's proxy art), e.g. a deck enrolled from scans for a clip rendered with it."""
 
     finder: Path | None = None
     identifier: Path | None = None
     oracle: bool = False
+    stand_in: str | None = None  # None, or one of STAND_INS
     threads: int = 1
     art: Path | None = None
     identifier_inset: float | None = None  # None: `vision.identify.CARD_INSET`
 
+    def __post_init__(self) -> None:
+        if self.stand_in is not None and self.stand_in not in STAND_INS:
+            raise EvaluationError(f"stand_in: {self.stand_in!r} is no model; one of {', '.join(STAND_INS)}")
+        if self.stand_in is not None and self.oracle:
+            raise EvaluationError("stand_in: with oracle both models are truth stand-ins already; give one of them")
+        if self.stand_in is not None and getattr(self, self.stand_in) is not None:
+            raise EvaluationError(f"stand_in: the {self.stand_in} is replaced by its truth stand-in, so the "
+                                  f"{self.stand_in} model given ({getattr(self, self.stand_in)}) would not run; "
+                                  "give one of them")
+
     def describe(self) -> dict[str, Any]:
-        """Plain data for the summary: the model files and a short hash of each."""
+        """Plain data for the summary: the model files and a short hash of each (a model a
+        truth stand-in replaces: "truth stand-in")."""
         if self.oracle:
             return {"oracle": True, "finder": "truth stand-in", "identifier": "truth stand-in"}
         from vision.finder import DEFAULT_MODEL as FINDER_MODEL
@@ -307,6 +323,9 @@ class ModelChoice:
         if self.identifier_inset is not None:
             out["identifier_inset"] = self.identifier_inset
         for key, path in (("finder", self.finder or FINDER_MODEL), ("identifier", self.identifier or IDENTIFIER_MODEL)):
+            if key == self.stand_in:
+                out[key], out[f"{key}_sha256"] = "truth stand-in", None
+                continue
             out[key] = _display_path(Path(path))
             out[f"{key}_sha256"] = _sha256(Path(path))
         shipped = Path(FINDER_MODEL).parent
@@ -369,7 +388,9 @@ def clip_pipeline(
             raise EvaluationError(f"--art: {exc}") from None
     return Pipeline.from_models(
         config, finder_path=models.finder, identifier_path=models.identifier, threads=models.threads,
-        pack=pack, identifier_inset=models.identifier_inset, **common,
+        pack=pack, identifier_inset=models.identifier_inset,
+        finder=TruthOracleFinder(truth) if models.stand_in == "finder" else None,
+        identifier=TruthOracleIdentifier(truth) if models.stand_in == "identifier" else None, **common,
     )
 
 

@@ -891,12 +891,16 @@ class Pipeline:
         threads: int = 1,
         tokens_path: str | Path | None = None,
         identifier_inset: float | None = None,
+        finder: CardFinder | None = None,
+        identifier: CardIdentifier | None = None,
         **kwargs: Any,
     ) -> Pipeline:
         """Load the ONNX finder and identifier (default: the shipped models) and the gallery of
         `pack` (default: the game's proxy art), and for a layout with token or die zones the
         tokens model, then wire the pipeline. `identifier_inset`: the identifier's second view of
-        each crop (`vision.identify.Identifier`; None: `CARD_INSET`)."""
+        each crop (`vision.identify.Identifier`; None: `CARD_INSET`). A `finder` or `identifier`
+        given takes the place of that model (a truth stand-in measures the other model alone);
+        a finder given brings no corner refiner."""
         from vision.art.pack import proxy_pack
         from vision.finder import DEFAULT_MODEL as FINDER_MODEL
         from vision.finder import Finder
@@ -904,17 +908,22 @@ class Pipeline:
         from vision.identify import Gallery, Identifier
 
         config = config or PipelineConfig.for_game(game)
-        finder = Finder(finder_path or FINDER_MODEL, threads=threads, config=config.finder)
-        embedder = Identifier(identifier_path or IDENTIFIER_MODEL, threads=threads, inset=identifier_inset)
-        gallery = Gallery.build(pack if pack is not None else proxy_pack(game), embedder)
+        refiner = None
+        if finder is None:
+            model = Finder(finder_path or FINDER_MODEL, threads=threads, config=config.finder)
+            finder, refiner = ModelFinder(model), model.refiner
+        if identifier is None:
+            embedder = Identifier(identifier_path or IDENTIFIER_MODEL, threads=threads, inset=identifier_inset)
+            gallery = Gallery.build(pack if pack is not None else proxy_pack(game), embedder)
+            identifier = GalleryIdentifier(embedder, gallery)
         from vision.tokens import DEFAULT_MODEL as TOKENS_MODEL
         from vision.tokens import TokenModel, counter_zone_ids
 
         if "tokens" not in kwargs and counter_zone_ids(build_layout(game, players, profile.table_mm)):
             kwargs["tokens"] = TokenModel(tokens_path or TOKENS_MODEL, threads=threads)
         return cls(
-            config, game=game, players=players, profile=profile, finder=ModelFinder(finder),
-            identifier=GalleryIdentifier(embedder, gallery), corners=finder.refiner, **kwargs,
+            config, game=game, players=players, profile=profile, finder=finder,
+            identifier=identifier, corners=refiner, **kwargs,
         )
 
     # -- wiring -----------------------------------------------------------------------------------

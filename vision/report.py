@@ -243,8 +243,9 @@ def report_markdown(summary: Mapping[str, Any]) -> str:
         lines.append("Models: **truth stand-ins** (finder and identifier read the truth: only the stages "
                      "downstream of the models are measured).")
     else:
-        lines.append(f"Models: finder `{models.get('finder')}` ({models.get('finder_sha256')}), identifier "
-                     f"`{models.get('identifier')}` ({models.get('identifier_sha256')}).")
+        named = [f"{key} **truth stand-in**" if models.get(f"{key}_sha256") is None and models.get(key) == "truth stand-in"
+                 else f"{key} `{models.get(key)}` ({models.get(f'{key}_sha256')})" for key in ("finder", "identifier")]
+        lines.append(f"Models: {named[0]}, {named[1]}.")
     shard = summary.get("shard")
     if shard:
         lines.append(f"Shard {shard['index']}/{shard['count']}: every {shard['count']}th clip from clip {shard['index']}.")

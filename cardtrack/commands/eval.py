@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from vision.evaluate import (
+    STAND_INS,
     EvalOptions,
     EvaluationError,
     ModelChoice,
@@ -37,7 +38,7 @@ from vision.evaluate import (
 )
 
 MODES = ("models", "merge")
-FOOTAGE_ONLY = ("truth", "tolerance", "shard", "oracle", "frames", "calibration", "setup")
+FOOTAGE_ONLY = ("truth", "tolerance", "shard", "oracle", "stand_in", "frames", "calibration", "setup")
 MODELS_ONLY = ("scenes", "eval_seed", "card", "per_turn", "scans", "identifier_scenes", "seed", "only", "work",
                "threads")
 REBASELINE = ("cardtrack eval datasets/footage/* --report out/eval "
@@ -139,6 +140,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                       help="only the first N frames of each clip (a quick look; the final state is not compared)")
     foot.add_argument("--oracle", action="store_true",
                       help="truth stand-ins instead of the models: measures everything downstream of them")
+    foot.add_argument("--stand-in", choices=STAND_INS, default=None, metavar="MODEL",
+                      help="the truth stand-in for this model only (finder or identifier): measures what "
+                           "the other model costs")
     foot.add_argument("--calibration", type=Path, default=None, metavar="PROFILE",
                       help="table profile, for footage whose truth has no camera geometry")
     foot.add_argument("--setup", type=Path, default=None, metavar="FILE",
@@ -200,7 +204,8 @@ def eval_footage(args: argparse.Namespace) -> int:
         from cardtrack.commands.run import read_setup
 
         setup = read_setup(args.setup)
-    models = ModelChoice(finder=args.finder, identifier=args.identifier, oracle=args.oracle, threads=1,
+    models = ModelChoice(finder=args.finder, identifier=args.identifier, oracle=args.oracle,
+                         stand_in=args.stand_in, threads=1,
                          art=args.art, identifier_inset=args.identifier_inset)
     options = EvalOptions(models=models, tolerance_frames=args.tolerance, max_frames=args.frames,
                           sheets=not args.no_sheets, profile=args.calibration, setup=setup)

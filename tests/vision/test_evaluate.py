@@ -460,3 +460,33 @@ def test_the_identifier_inset_chosen_for_an_evaluation_reaches_the_pipelines_ide
     assert once.identifier.embedder.inset == 0.0
     assert ModelChoice(identifier_inset=0.0).describe()["identifier_inset"] == 0.0
     assert "identifier_inset" not in ModelChoice().describe()
+
+
+def test_one_model_can_be_replaced_by_its_truth_stand_in_to_measure_the_other(tmp_path: Path) -> None:
+    from vision.evaluate import clip_pipeline
+    from vision.pipeline import GalleryIdentifier, ModelFinder, TruthOracleFinder, TruthOracleIdentifier
+
+    clip = load_clip(Footage(name=CLIP.name, path=CLIP, truth=CLIP / "truth.json.gz"))
+    finder_only = clip_pipeline(clip, ModelChoice(stand_in="identifier"))
+    assert isinstance(finder_only.finder, ModelFinder) and isinstance(finder_only.identifier, TruthOracleIdentifier)
+    assert finder_only.corner_refiner is not None  # the model's crops are refined as in play
+    identifier_only = clip_pipeline(clip, ModelChoice(stand_in="finder"))
+    assert isinstance(identifier_only.finder, TruthOracleFinder)
+    assert isinstance(identifier_only.identifier, GalleryIdentifier)
+    assert identifier_only.corner_refiner is None  # the truth's corners need none
+    described = ModelChoice(stand_in="finder").describe()
+    assert described["finder"] == "truth stand-in" and described["finder_sha256"] is None
+    assert described["identifier"].endswith("identifier.onnx") and described["identifier_sha256"]
+
+    out = evaluate_clip(clip.footage, EvalOptions(models=ModelChoice(stand_in="identifier"), max_frames=30),
+                        None, progress=False)
+    both = evaluate_clip(clip.footage, EvalOptions(models=ModelChoice(), max_frames=30), None, progress=False)
+    assert out["finder"] == both["finder"] and out["finder"]["ap50"] < 1.0  # the model's detections, scored
+    assert out["identifier"]["crops"] > 0 and out["identifier"]["top1"] > both["identifier"]["top1"]
+
+    with pytest.raises(EvaluationError, match="no model"):
+        ModelChoice(stand_in="tokens")
+    with pytest.raises(EvaluationError, match="both models"):
+        ModelChoice(oracle=True, stand_in="finder")
+    with pytest.raises(EvaluationError, match="would not run"):
+        ModelChoice(stand_in="identifier", identifier=Path("other.onnx"))
