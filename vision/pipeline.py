@@ -1221,36 +1221,39 @@ class TruthOracleFinder:
 
 
 class TruthOracleIdentifier:
-    """TEST DOUBLE: names each crop by the truth card whose corners lie nearest to the crop's
-    corners in the same frame, with `score`; a runner-up face (`runner_up`, `runner_up_score`)
-    can be added to exercise the rules' use of candidates. Never for play."""
+    """TEST DOUBLE: names each crop as a perfect identifier would, by the card on top where the
+    crop lies: of the truth cards in the same frame whose quads overlap the crop's at least
+    `min_iou`, those within `pile_iou` of the best overlap (a pile's cards), the most visible.
+    So the crops of a finder's corners, a pixel or two off, are named as those of the truth's.
+    A runner-up face (`runner_up`, `runner_up_score`) can be added to exercise the rules' use of
+    candidates. Never for play."""
 
     def __init__(
         self, truth: Truth, *, score: float = 0.9, runner_up: str | None = None, runner_up_score: float = 0.05,
-        max_distance_px: float = 40.0,
+        min_iou: float = 0.5, pile_iou: float = 0.15,
     ) -> None:
         self._frames = {f.index: f for f in truth.frames}
         self.score = score
         self.runner_up = runner_up
         self.runner_up_score = runner_up_score
-        self.max_distance_px = max_distance_px
+        self.min_iou = min_iou
+        self.pile_iou = pile_iou
 
     def identify(
         self, crops: Sequence[np.ndarray], *, corners: np.ndarray, frame_index: int
     ) -> list[tuple[FaceCandidate, ...]]:
         truth = self._frames.get(frame_index)
-        if truth is None or not truth.cards:
+        if truth is None or not truth.cards or not len(crops):
             return [() for _ in crops]
-        centres = np.array([np.mean(c.corners, axis=0) for c in truth.cards])
+        quads = np.asarray(corners, np.float64).reshape(-1, 4, 2)
+        overlap = iou_matrix(quads, np.array([c.corners for c in truth.cards], np.float64))
         out: list[tuple[FaceCandidate, ...]] = []
-        for crop, quad in zip(crops, np.asarray(corners, np.float64).reshape(-1, 4, 2), strict=True):
-            d = np.linalg.norm(centres - quad.mean(axis=0), axis=1)
-            # Prefer the card on top (most visible) among those under the crop's centre.
-            near = np.flatnonzero(d <= max(2.0, float(d.min()) + 2.0))
-            best = max(near, key=lambda i: truth.cards[i].visible)
-            if d[best] > self.max_distance_px:
+        for crop, quad, row in zip(crops, quads, overlap, strict=True):
+            if float(row.max()) < self.min_iou:
                 out.append(())
                 continue
+            near = np.flatnonzero(row >= float(row.max()) - self.pile_iou)
+            best = max(near, key=lambda i: (truth.cards[i].visible, row[i]))
             face = truth.cards[best].face
             turned = crop_turned(quad, np.asarray(truth.cards[best].corners, np.float64),
                                  crop_wide=crop.shape[1] > crop.shape[0])

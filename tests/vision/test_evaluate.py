@@ -464,7 +464,12 @@ def test_the_identifier_inset_chosen_for_an_evaluation_reaches_the_pipelines_ide
 
 def test_one_model_can_be_replaced_by_its_truth_stand_in_to_measure_the_other(tmp_path: Path) -> None:
     from vision.evaluate import clip_pipeline
-    from vision.pipeline import GalleryIdentifier, ModelFinder, TruthOracleFinder, TruthOracleIdentifier
+    from vision.pipeline import (
+        GalleryIdentifier,
+        ModelFinder,
+        TruthOracleFinder,
+        TruthOracleIdentifier,
+    )
 
     clip = load_clip(Footage(name=CLIP.name, path=CLIP, truth=CLIP / "truth.json.gz"))
     finder_only = clip_pipeline(clip, ModelChoice(stand_in="identifier"))

@@ -576,6 +576,32 @@ def test_the_truth_stand_in_reads_the_turn_against_the_crop_it_is_given() -> Non
     assert not crop_turned(np.roll(card, -1, axis=0), card, crop_wide=True)
 
 
+def test_the_truth_stand_in_names_the_card_on_top_where_a_crop_a_little_off_lies() -> None:
+    from vision.synth.truth import CardTruth, ClipInfo, FrameTruth
+
+    def card(face: str, x: float, y: float, visible: float) -> CardTruth:
+        return CardTruth(face=face, corners=((x, y), (x + 40, y), (x + 40, y + 56), (x, y + 56)), visible=visible)
+
+    # A pile, its top laid 2 px off the card under it, and beside it a fan's card 18 px along.
+    pile = (card("wood-1", 100, 100, 0.1), card("iron-2", 102, 101, 1.0), card("gold-1", 120, 100, 0.9))
+    truth = Truth(clip=ClipInfo(game="minecraft-card-game", frame_size=(400, 300)),
+                  frames=(FrameTruth(index=7, cards=pile),))
+    stand_in = TruthOracleIdentifier(truth)
+    image = np.zeros((300, 400, 3), np.uint8)
+
+    def named(quad: np.ndarray, frame: int = 7) -> str | None:
+        (answer,) = stand_in.identify([crop_card(image, quad)], corners=quad[None], frame_index=frame)
+        return answer[0].face if answer else None
+
+    top = np.array(pile[1].corners, np.float32)
+    # A finder's corners a pixel or three off, nearer the buried card's centre than the top's.
+    assert named(top + np.array([-2.5, -1.5], np.float32)) == "iron-2"
+    assert named(top + np.array([1.0, 0.5], np.float32)) == "iron-2"
+    assert named(np.array(pile[2].corners, np.float32) + 1.5) == "gold-1"  # the fan's card, not the pile's top
+    assert named(top + 200) is None  # no card there: a false detection
+    assert named(top, frame=8) is None  # a frame the truth does not list
+
+
 def _all_requests(tracker: CardTracker) -> tuple[IdentifyRequest, ...]:
     return tuple(IdentifyRequest(track_id=t.track_id, detection_index=int(t.detection_index), corners=t.corners,
                                  reason=IdentifyReason.APPEARANCE)
