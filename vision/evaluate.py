@@ -308,6 +308,9 @@ class ModelChoice:
             raise EvaluationError(f"stand_in: the {self.stand_in} is replaced by its truth stand-in, so the "
                                   f"{self.stand_in} model given ({getattr(self, self.stand_in)}) would not run; "
                                   "give one of them")
+        if self.stand_in == "identifier" and (self.art is not None or self.identifier_inset is not None):
+            raise EvaluationError("stand_in: the identifier is replaced by its truth stand-in, so an art pack or "
+                                  "an identifier inset would not be used; leave them out")
 
     def describe(self) -> dict[str, Any]:
         """Plain data for the summary: the model files and a short hash of each (a model a

@@ -495,3 +495,6 @@ def test_one_model_can_be_replaced_by_its_truth_stand_in_to_measure_the_other(tm
         ModelChoice(oracle=True, stand_in="finder")
     with pytest.raises(EvaluationError, match="would not run"):
         ModelChoice(stand_in="identifier", identifier=Path("other.onnx"))
+    with pytest.raises(EvaluationError, match="would not be used"):
+        ModelChoice(stand_in="identifier", identifier_inset=0.0)
+    assert ModelChoice(stand_in="finder", identifier_inset=0.0).describe()["identifier_inset"] == 0.0
