@@ -462,7 +462,7 @@ def test_the_identifier_inset_chosen_for_an_evaluation_reaches_the_pipelines_ide
     assert "identifier_inset" not in ModelChoice().describe()
 
 
-def test_one_model_can_be_replaced_by_its_truth_stand_in_to_measure_the_other(tmp_path: Path) -> None:
+def test_one_model_can_be_replaced_by_its_truth_stand_in_to_measure_the_other() -> None:
     from vision.evaluate import clip_pipeline
     from vision.pipeline import (
         GalleryIdentifier,
