@@ -48,6 +48,16 @@ def _positive(text: str) -> int:
     return value
 
 
+def _rate(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not 0.0 < value <= 1.0:
+        raise argparse.ArgumentTypeError(f"expected a learning rate above 0 and at most 1, got {value}")
+    return value
+
+
 def _scans_pack(scans: Path, work: Path, quiet: bool) -> Path:
     """Enroll the Explorers scans into a pack under `work` (reused when already there)."""
     from vision.art.enroll import enroll, load_name_map, shipped_name_map
@@ -187,9 +197,10 @@ def train_finder_command(args: argparse.Namespace) -> int:
         ft.render_shards(data, seed=args.data_seed, shards=range(args.tables), progress=not args.quiet,
                          tables=True)
     config = ft.FinderTrainConfig(steps=args.steps, batch=args.batch, threads=args.threads,
-                                  max_minutes=args.minutes)
+                                  max_minutes=args.minutes, lr=args.lr)
+    init = Path(args.init) if args.init else None
     result = ft.train_finder(out, data_dir=data, work_dir=root / f"work-seed{args.seed}", seed=args.seed,
-                             config=config, resume=not args.restart, progress=not args.quiet)
+                             config=config, resume=not args.restart, init=init, progress=not args.quiet)
     print(result.describe())
     return 0
 
@@ -320,6 +331,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     fnd.add_argument("--threads", type=_positive, default=2, help="torch threads")
     fnd.add_argument("--work", default=None, help="folder for data shards and checkpoints (default TMP/cardtrack-finder)")
     fnd.add_argument("--restart", action="store_true", help="ignore an existing checkpoint")
+    fnd.add_argument("--lr", type=_rate, default=3e-3, help="peak learning rate (cosine decay over the run)")
+    fnd.add_argument("--init", default=None,
+                     help="start from this exported finder (e.g. models/finder.onnx) when WORK holds no "
+                     "checkpoint; its batch-norm statistics are held (give it again to resume)")
     fnd.add_argument("--eval-only", action="store_true", help="measure the model at --out, no training")
     fnd.add_argument("--scenes", type=_positive, default=100, help="held-out scenes to measure on")
     fnd.add_argument("--eval-seed", type=int, default=9001, help="seed of the held-out scenes")

@@ -1,6 +1,7 @@
 """The card finder: the shipped model loads and finds the cards of seeded synthetic scenes;
 decoding, corner order and NMS behave; missing or wrong model files give clear errors; and a
-two-step training run exports a model the finder can load (only where torch is installed)."""
+two-step training run exports a model the finder can load, and a run can start from an exported
+model (only where torch is installed)."""
 
 from __future__ import annotations
 
@@ -225,3 +226,36 @@ def test_finder_measured_on_games_in_play() -> None:
     assert f"{fans.ap50:.3f} / {fans.recall_60:.3f}" in report_markdown(report)
     assert evaluate_finder(DEFAULT_MODEL, scenes=1, seed=77, tables=True, progress=False,
                            with_adjacent=False).adjacent is None
+
+
+def test_training_can_start_from_an_exported_finder(tmp_path: Path) -> None:
+    pytest.importorskip("torch")
+    from vision.train.finder import (
+        FinderTrainConfig,
+        FinderTrainError,
+        build_net,
+        load_onnx_weights,
+        render_shard,
+        train_finder,
+    )
+
+    # The shipped model's folded weights go back into the network: the same function.
+    assert load_onnx_weights(build_net(), DEFAULT_MODEL) < 1e-4
+    data = tmp_path / "data"
+    render_shard(data, seed=5, shard=0, count=2, designs=8)
+    out = tmp_path / "finder.onnx"
+    # A step at a vanishing rate leaves the model as it was only if the run holds the batch-norm
+    # statistics the export folded in; a run that let them move would change every output.
+    result = train_finder(out, data_dir=data, work_dir=tmp_path / "work", seed=0, init=DEFAULT_MODEL,
+                          config=FinderTrainConfig(steps=1, batch=2, threads=1, lr=1e-12), progress=False)
+    assert result.steps == 1
+    import onnxruntime as ort
+
+    x = np.random.default_rng(0).random((1, 3, 384, 640), dtype=np.float32)
+    ref = ort.InferenceSession(str(DEFAULT_MODEL), providers=["CPUExecutionProvider"]).run(None, {"image": x})
+    got = ort.InferenceSession(str(out), providers=["CPUExecutionProvider"]).run(None, {"image": x})
+    assert max(float(np.abs(a - b).max()) for a, b in zip(ref, got, strict=True)) < 1e-3
+    with pytest.raises(FinderTrainError, match="no such file"):
+        load_onnx_weights(build_net(), tmp_path / "missing.onnx")
+    with pytest.raises(FinderTrainError, match="weights of shape"):
+        load_onnx_weights(build_net(width=0.5), DEFAULT_MODEL)

@@ -367,17 +367,23 @@ class FinderTrainConfig:
     checkpoint_every: int = 100
     max_minutes: float = 35.0
     cache_shards: int = 120
+    freeze_norm: bool = False  # batch-norm statistics held (a run that starts from an exported model)
 
 
 def train_finder(out: Path, *, data_dir: Path, work_dir: Path, seed: int = 0,
                  config: FinderTrainConfig | None = None, resume: bool = True,
-                 progress: bool = True) -> TrainResult:
+                 init: Path | None = None, progress: bool = True) -> TrainResult:
     """Train on the shards in `data_dir`, checkpointing into `work_dir`, then export to `out`.
 
     Stops after `config.steps` steps or `config.max_minutes` of training, whichever first;
-    with `resume`, continues from `work_dir/checkpoint.pt` when it is there."""
+    with `resume`, continues from `work_dir/checkpoint.pt` when it is there. Without a
+    checkpoint, `init` (an exported finder, e.g. the shipped one) gives the starting weights
+    (`load_onnx_weights`); its batch norms are folded away, so such a run holds their statistics
+    (`config.freeze_norm` is then implied)."""
     torch = _torch()
     config = config or FinderTrainConfig()
+    if init is not None:
+        config = replace(config, freeze_norm=True)
     torch.set_num_threads(config.threads)
     torch.manual_seed(seed)
     work_dir.mkdir(parents=True, exist_ok=True)
@@ -386,6 +392,8 @@ def train_finder(out: Path, *, data_dir: Path, work_dir: Path, seed: int = 0,
     ckpt = work_dir / "checkpoint.pt"
     log_path = work_dir / "train.jsonl"
     step, elapsed = load_checkpoint(torch, ckpt, net, opt, FinderTrainError) if resume else (0, 0.0)
+    if init is not None and step == 0:
+        load_onnx_weights(net, init)
     stream = ShardStream(data_dir, seed=seed * 7919 + step, cache_shards=config.cache_shards,
                          ).batches(config.batch, config.crop)
 
@@ -393,6 +401,10 @@ def train_finder(out: Path, *, data_dir: Path, work_dir: Path, seed: int = 0,
         return cosine_lr(config.lr, s, config.steps, time.perf_counter() - start, config.max_minutes)
 
     net.train()
+    if config.freeze_norm:
+        for m in net.modules():
+            if isinstance(m, torch.nn.BatchNorm2d):
+                m.eval()
     bar = tqdm(total=config.steps, initial=step, desc="train finder", unit="step", disable=not progress,
                mininterval=10.0)
     loss_avg = float("nan")
@@ -429,6 +441,64 @@ def train_finder(out: Path, *, data_dir: Path, work_dir: Path, seed: int = 0,
     params = sum(p.numel() for p in net.parameters())
     return TrainResult(out=out, steps=step, seconds=seconds, parameters=int(params),
                        final_loss=loss_avg, export_max_diff=diff, log=log_path)
+
+
+def load_onnx_weights(net, model: Path) -> float:  # type: ignore[no-untyped-def]
+    """Put the weights of an exported finder (`export_onnx`) into `net` (`build_net` of the same
+    width) and return the largest difference of their outputs on random input.
+
+    The export folds each batch norm into its convolution, so the convolution takes the folded
+    weights and its batch norm becomes the folded bias alone (scale 1, mean 0, variance 1 − eps):
+    the same function, whose statistics a run must then hold (`FinderTrainConfig.freeze_norm`).
+    Raises `FinderTrainError` for a file that is not a finder of this shape."""
+    torch = _torch()
+    import onnx
+    import onnxruntime as ort
+    from onnx import numpy_helper
+
+    if not model.is_file():
+        raise FinderTrainError(f"{model}: no such file; give an exported finder such as models/finder.onnx")
+    try:
+        graph = onnx.load(str(model)).graph
+    except Exception as exc:
+        raise FinderTrainError(f"{model}: not an ONNX model ({exc}); give an exported finder") from None
+    weights = {t.name: numpy_helper.to_array(t) for t in graph.initializer}
+    convs = [n for n in graph.node if n.op_type == "Conv"]
+    pairs: list[tuple[Any, Any]] = []  # (conv, its batch norm or None), in the order forward runs them
+    mods = list(net.modules())
+    for i, m in enumerate(mods):
+        if isinstance(m, torch.nn.Conv2d):
+            nxt = mods[i + 1] if i + 1 < len(mods) else None
+            pairs.append((m, nxt if isinstance(nxt, torch.nn.BatchNorm2d) else None))
+    if len(convs) != len(pairs):
+        raise FinderTrainError(f"{model}: {len(convs)} convolutions, the finder network has {len(pairs)}; "
+                               "give a finder exported by `cardtrack train finder` of the same width")
+    with torch.no_grad():
+        for node, (conv, norm) in zip(convs, pairs, strict=True):
+            w = weights.get(node.input[1])
+            b = weights.get(node.input[2]) if len(node.input) > 2 else None
+            if w is None or tuple(w.shape) != tuple(conv.weight.shape):
+                raise FinderTrainError(f"{model}: convolution {node.name or node.output[0]} has weights of shape "
+                                       f"{None if w is None else w.shape}, the network {tuple(conv.weight.shape)}")
+            conv.weight.copy_(torch.from_numpy(w.copy()))
+            bias = torch.from_numpy(b.copy()) if b is not None else torch.zeros(conv.out_channels)
+            if norm is not None:
+                norm.weight.fill_(1.0)
+                norm.bias.copy_(bias)
+                norm.running_mean.zero_()
+                norm.running_var.fill_(1.0 - norm.eps)
+            elif conv.bias is not None:
+                conv.bias.copy_(bias)
+    net.eval()
+    x = torch.rand(1, 3, INPUT_HEIGHT, INPUT_WIDTH, generator=torch.Generator().manual_seed(0))
+    with torch.no_grad():
+        ref = [t.numpy() for t in net(x)]
+    got = ort.InferenceSession(str(model), providers=["CPUExecutionProvider"]).run(None, {"image": x.numpy()})
+    diff = max(float(np.abs(a - b).max()) for a, b in zip(ref, got, strict=True))
+    if diff > 1e-3:
+        raise FinderTrainError(f"{model}: the network with its weights differs from the model by {diff:.2e}; "
+                               "is it a finder of this version?")
+    return diff
 
 
 def export_onnx(net, out: Path, *, check_batch: int = 2) -> float:  # type: ignore[no-untyped-def]
