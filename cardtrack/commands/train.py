@@ -334,7 +334,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     fnd.add_argument("--lr", type=_rate, default=3e-3, help="peak learning rate (cosine decay over the run)")
     fnd.add_argument("--init", default=None,
                      help="start from this exported finder (e.g. models/finder.onnx) when WORK holds no "
-                     "checkpoint; its batch-norm statistics are held (give it again to resume)")
+                     "checkpoint; its batch-norm statistics are held, in a resumed run too")
     fnd.add_argument("--eval-only", action="store_true", help="measure the model at --out, no training")
     fnd.add_argument("--scenes", type=_positive, default=100, help="held-out scenes to measure on")
     fnd.add_argument("--eval-seed", type=int, default=9001, help="seed of the held-out scenes")

@@ -255,6 +255,11 @@ def test_training_can_start_from_an_exported_finder(tmp_path: Path) -> None:
     ref = ort.InferenceSession(str(DEFAULT_MODEL), providers=["CPUExecutionProvider"]).run(None, {"image": x})
     got = ort.InferenceSession(str(out), providers=["CPUExecutionProvider"]).run(None, {"image": x})
     assert max(float(np.abs(a - b).max()) for a, b in zip(ref, got, strict=True)) < 1e-3
+    # Resumed without naming the model again, the run still holds them.
+    train_finder(out, data_dir=data, work_dir=tmp_path / "work", seed=0,
+                 config=FinderTrainConfig(steps=2, batch=2, threads=1, lr=1e-12), progress=False)
+    got = ort.InferenceSession(str(out), providers=["CPUExecutionProvider"]).run(None, {"image": x})
+    assert max(float(np.abs(a - b).max()) for a, b in zip(ref, got, strict=True)) < 1e-3
     with pytest.raises(FinderTrainError, match="no such file"):
         load_onnx_weights(build_net(), tmp_path / "missing.onnx")
     with pytest.raises(FinderTrainError, match="weights of shape"):

@@ -379,10 +379,12 @@ def train_finder(out: Path, *, data_dir: Path, work_dir: Path, seed: int = 0,
     with `resume`, continues from `work_dir/checkpoint.pt` when it is there. Without a
     checkpoint, `init` (an exported finder, e.g. the shipped one) gives the starting weights
     (`load_onnx_weights`); its batch norms are folded away, so such a run holds their statistics
-    (`config.freeze_norm` is then implied)."""
+    (`config.freeze_norm` is then implied, and `work_dir/init.json` keeps it so for a resumed
+    run, `init` given again or not)."""
     torch = _torch()
     config = config or FinderTrainConfig()
-    if init is not None:
+    started_from = work_dir / "init.json"
+    if init is not None or (resume and started_from.is_file()):
         config = replace(config, freeze_norm=True)
     torch.set_num_threads(config.threads)
     torch.manual_seed(seed)
@@ -394,6 +396,7 @@ def train_finder(out: Path, *, data_dir: Path, work_dir: Path, seed: int = 0,
     step, elapsed = load_checkpoint(torch, ckpt, net, opt, FinderTrainError) if resume else (0, 0.0)
     if init is not None and step == 0:
         load_onnx_weights(net, init)
+        started_from.write_text(json.dumps({"init": str(init)}) + "\n", encoding="utf-8")
     stream = ShardStream(data_dir, seed=seed * 7919 + step, cache_shards=config.cache_shards,
                          ).batches(config.batch, config.crop)
 
