@@ -22,12 +22,15 @@ def test_edge_slip_objects_neighbours_and_min_width_must_be_in_range() -> None:
         assert exit_info.value.code == 2 and flag in err.getvalue()
 
 
-def test_the_finder_s_learning_rate_must_be_above_zero_and_its_init_model_must_exist(tmp_path: Path) -> None:
+def test_the_finder_s_learning_rate_must_be_above_zero() -> None:
     for rate in ("0", "-1e-3", "fast"):
         err = io.StringIO()
         with contextlib.redirect_stderr(err), pytest.raises(SystemExit) as exit_info:
             main(["train", "finder", "--lr", rate])
         assert exit_info.value.code == 2 and "--lr" in err.getvalue()
+
+
+def test_the_finder_s_starting_model_must_exist(tmp_path: Path) -> None:
     pytest.importorskip("torch")
     from vision.train.finder import render_shard
 
