@@ -28,11 +28,15 @@ DEFAULT_SCANS = REPO_ROOT.parent / "shared" / "decks" / "explorers-scans"
 EVAL_GAMES = ("minecraft-card-game", "minecraft-mk1", "angry-birds-power-cards", "minecraft-explorers")
 
 
-def _fraction(text: str) -> float:
+def _number(text: str) -> float:
     try:
-        value = float(text)
+        return float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+
+
+def _fraction(text: str) -> float:
+    value = _number(text)
     if not 0.0 <= value <= 1.0:
         raise argparse.ArgumentTypeError(f"expected a number from 0 to 1, got {value}")
     return value
@@ -49,10 +53,7 @@ def _positive(text: str) -> int:
 
 
 def _rate(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    value = _number(text)
     if not 0.0 < value <= 1.0:
         raise argparse.ArgumentTypeError(f"expected a learning rate above 0 and at most 1, got {value}")
     return value

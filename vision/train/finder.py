@@ -367,7 +367,6 @@ class FinderTrainConfig:
     checkpoint_every: int = 100
     max_minutes: float = 35.0
     cache_shards: int = 120
-    freeze_norm: bool = False  # batch-norm statistics held (a run that starts from an exported model)
 
 
 def train_finder(out: Path, *, data_dir: Path, work_dir: Path, seed: int = 0,
@@ -378,14 +377,10 @@ def train_finder(out: Path, *, data_dir: Path, work_dir: Path, seed: int = 0,
     Stops after `config.steps` steps or `config.max_minutes` of training, whichever first;
     with `resume`, continues from `work_dir/checkpoint.pt` when it is there. Without a
     checkpoint, `init` (an exported finder, e.g. the shipped one) gives the starting weights
-    (`load_onnx_weights`); its batch norms are folded away, so such a run holds their statistics
-    (`config.freeze_norm` is then implied, and `work_dir/init.json` keeps it so for a resumed
-    run, `init` given again or not)."""
+    (`load_onnx_weights`); its batch norms are folded away, so such a run holds their statistics,
+    and `work_dir/init.json` says so to a resumed run."""
     torch = _torch()
     config = config or FinderTrainConfig()
-    started_from = work_dir / "init.json"
-    if init is not None or (resume and started_from.is_file()):
-        config = replace(config, freeze_norm=True)
     torch.set_num_threads(config.threads)
     torch.manual_seed(seed)
     work_dir.mkdir(parents=True, exist_ok=True)
@@ -394,9 +389,13 @@ def train_finder(out: Path, *, data_dir: Path, work_dir: Path, seed: int = 0,
     ckpt = work_dir / "checkpoint.pt"
     log_path = work_dir / "train.jsonl"
     step, elapsed = load_checkpoint(torch, ckpt, net, opt, FinderTrainError) if resume else (0, 0.0)
-    if init is not None and step == 0:
-        load_onnx_weights(net, init)
-        started_from.write_text(json.dumps({"init": str(init)}) + "\n", encoding="utf-8")
+    started_from = work_dir / "init.json"
+    if step == 0:
+        started_from.unlink(missing_ok=True)
+        if init is not None:
+            load_onnx_weights(net, init)
+            started_from.write_text(json.dumps({"init": str(init)}) + "\n", encoding="utf-8")
+    hold_norms = started_from.is_file()
     stream = ShardStream(data_dir, seed=seed * 7919 + step, cache_shards=config.cache_shards,
                          ).batches(config.batch, config.crop)
 
@@ -404,7 +403,7 @@ def train_finder(out: Path, *, data_dir: Path, work_dir: Path, seed: int = 0,
         return cosine_lr(config.lr, s, config.steps, time.perf_counter() - start, config.max_minutes)
 
     net.train()
-    if config.freeze_norm:
+    if hold_norms:
         for m in net.modules():
             if isinstance(m, torch.nn.BatchNorm2d):
                 m.eval()
@@ -452,11 +451,10 @@ def load_onnx_weights(net, model: Path) -> float:  # type: ignore[no-untyped-def
 
     The export folds each batch norm into its convolution, so the convolution takes the folded
     weights and its batch norm becomes the folded bias alone (scale 1, mean 0, variance 1 − eps):
-    the same function, whose statistics a run must then hold (`FinderTrainConfig.freeze_norm`).
+    the same function, whose statistics a run must then hold (`train_finder` does).
     Raises `FinderTrainError` for a file that is not a finder of this shape."""
     torch = _torch()
     import onnx
-    import onnxruntime as ort
     from onnx import numpy_helper
 
     if not model.is_file():
@@ -492,27 +490,40 @@ def load_onnx_weights(net, model: Path) -> float:  # type: ignore[no-untyped-def
                 norm.running_var.fill_(1.0 - norm.eps)
             elif conv.bias is not None:
                 conv.bias.copy_(bias)
-    net.eval()
-    x = torch.rand(1, 3, INPUT_HEIGHT, INPUT_WIDTH, generator=torch.Generator().manual_seed(0))
-    with torch.no_grad():
-        ref = [t.numpy() for t in net(x)]
-    got = ort.InferenceSession(str(model), providers=["CPUExecutionProvider"]).run(None, {"image": x.numpy()})
-    diff = max(float(np.abs(a - b).max()) for a, b in zip(ref, got, strict=True))
+    diff = onnx_difference(net, model, batch=1)
     if diff > 1e-3:
         raise FinderTrainError(f"{model}: the network with its weights differs from the model by {diff:.2e}; "
                                "is it a finder of this version?")
     return diff
 
 
-def export_onnx(net, out: Path, *, check_batch: int = 2) -> float:  # type: ignore[no-untyped-def]
-    """Export `net` to `out` (opset 17, dynamic batch) and return the largest difference
-    between onnxruntime and torch on random input (raises if above 1e-4)."""
+def _check_input(batch: int):  # type: ignore[no-untyped-def]
+    torch = _torch()
+    return torch.rand(batch, 3, INPUT_HEIGHT, INPUT_WIDTH, generator=torch.Generator().manual_seed(0))
+
+
+def onnx_difference(net, model: Path, *, batch: int = 2) -> float:  # type: ignore[no-untyped-def]
+    """The largest difference between `net` (put in eval mode) and the ONNX `model` on a fixed
+    random input of `batch` images, over both outputs."""
     torch = _torch()
     import onnxruntime as ort
 
     net.eval()
+    x = _check_input(batch)
+    with torch.no_grad():
+        ref = [t.numpy() for t in net(x)]
+    got = ort.InferenceSession(str(model), providers=["CPUExecutionProvider"]).run(None, {"image": x.numpy()})
+    return max(float(np.abs(a - b).max()) for a, b in zip(ref, got, strict=True))
+
+
+def export_onnx(net, out: Path, *, check_batch: int = 2) -> float:  # type: ignore[no-untyped-def]
+    """Export `net` to `out` (opset 17, dynamic batch) and return the largest difference
+    between onnxruntime and torch on random input (raises if above 1e-4)."""
+    torch = _torch()
+
+    net.eval()
     out.parent.mkdir(parents=True, exist_ok=True)
-    x = torch.rand(check_batch, 3, INPUT_HEIGHT, INPUT_WIDTH, generator=torch.Generator().manual_seed(0))
+    x = _check_input(check_batch)
     tmp = out.with_suffix(".tmp.onnx")
     torch.onnx.export(net, (x,), str(tmp), input_names=["image"], output_names=["heatmap", "offsets"],
                       dynamic_axes={"image": {0: "batch"}, "heatmap": {0: "batch"}, "offsets": {0: "batch"}},
@@ -526,11 +537,7 @@ def export_onnx(net, out: Path, *, check_batch: int = 2) -> float:  # type: igno
         entry = model.metadata_props.add()
         entry.key, entry.value = k, v
     onnx.save(model, str(tmp))
-    with torch.no_grad():
-        ref = [t.numpy() for t in net(x)]
-    sess = ort.InferenceSession(str(tmp), providers=["CPUExecutionProvider"])
-    got = sess.run(None, {"image": x.numpy()})
-    diff = max(float(np.abs(a - b).max()) for a, b in zip(ref, got, strict=True))
+    diff = onnx_difference(net, tmp, batch=check_batch)
     if diff > 1e-4:
         raise FinderTrainError(f"{tmp}: onnxruntime differs from torch by {diff:.2e} (> 1e-4)")
     tmp.replace(out)
