@@ -33,7 +33,7 @@ import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Final, Protocol
+from typing import Any, Final, Protocol, cast
 
 import numpy as np
 from tqdm import tqdm
@@ -55,6 +55,14 @@ every side (then enlarged back), and the two embeddings are added (`Identifier.e
 SYMMETRIC_COSINE: Final = 0.9
 MIN_SCORE: Final = 1e-9  # scores are floored here so every candidate stays strictly positive
 META_PREFIX: Final = "cardtrack."
+CELLS_KEY: Final = META_PREFIX + "cells"
+CELL_LAYOUT: Final = "cell_layout"
+CELL_CONTENT: Final = "cell_content"
+"""Metadata key of a model with per-cell outputs: its feature grid, rows x columns (`"7x5"`)."""
+VISIBLE_CELL: Final = 0.5
+"""A cell of the feature grid counts as seen when at least this share of it is visible."""
+MIN_VISIBLE_CELLS: Final = 3
+"""Fewer cells seen than this and a covered card is not read from its visible part."""
 HOW_TO_GET = "run `cardtrack train identifier --out {path}` (or restore the shipped models/identifier.onnx)"
 
 
@@ -131,6 +139,43 @@ class Embedder(Protocol):
     def embed(self, crops: Sequence[np.ndarray] | np.ndarray) -> np.ndarray: ...
 
 
+class CellEmbedder(Embedder, Protocol):
+    """An embedder that also gives per-cell terms (`Identifier.cells`)."""
+
+    @property
+    def cell_grid(self) -> tuple[int, int] | None: ...
+
+    def cells(self, crops: Sequence[np.ndarray] | np.ndarray) -> tuple[np.ndarray, np.ndarray]: ...
+
+
+def masked_embeddings(layout: np.ndarray, content: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """Unit embeddings of what is seen of crops, from a model's per-cell terms (n, cells, dim)
+    and each crop's cell weights (n, cells), 1 where a cell is seen: the layout terms summed
+    over the seen cells plus the content terms' mean over them (`vision.train.cells`). With
+    every cell seen this is the model's own embedding. A crop with no cell seen gets zeros."""
+    w = np.asarray(weights, np.float32)
+    lay = np.einsum("ncd,nc->nd", np.asarray(layout, np.float32), w)
+    con = np.einsum("ncd,nc->nd", np.asarray(content, np.float32), w)
+    con /= np.maximum(w.sum(axis=1, keepdims=True), 1e-6)
+    return _normalise_rows(lay + con)
+
+
+def visible_cells(mask: np.ndarray, grid: tuple[int, int], inset: float) -> np.ndarray:
+    """(views, rows × columns) cell weights of a crop's visibility mask (the crop's shape, True
+    or 1 where the card is seen): the crop as cut, then its `inset` view when `inset` is above
+    0, each turned portrait as the crop is (`vision.preprocess.to_portrait`). A cell counts
+    when `VISIBLE_CELL` of it is seen."""
+    import cv2
+
+    rows, cols = grid
+    m = to_portrait(np.asarray(mask, np.float32))
+    views = [m, inset_view(m, inset)] if inset else [m]
+    return np.stack([
+        (cv2.resize(v, (cols, rows), interpolation=cv2.INTER_AREA) >= VISIBLE_CELL).astype(np.float32).ravel()
+        for v in views
+    ])
+
+
 def calibrated_probabilities(similarities: np.ndarray, symmetric: np.ndarray,
                              calibration: Calibration) -> np.ndarray:
     """Cosine similarities (n, 2 × faces) -> calibrated scores (n, 2 × faces + 1).
@@ -195,15 +240,16 @@ class Identifier:
             ) from None
         inputs, outputs = session.get_inputs(), session.get_outputs()
         shape = list(inputs[0].shape) if inputs else []
-        if len(inputs) != 1 or len(outputs) != 1 or len(shape) != 4 or shape[1:] != [3, INPUT_HEIGHT, INPUT_WIDTH]:
+        if len(inputs) != 1 or len(shape) != 4 or shape[1:] != [3, INPUT_HEIGHT, INPUT_WIDTH]:
             raise IdentifierError(
                 f"{where}: the model takes {shape}, but cardtrack feeds (n, 3, {INPUT_HEIGHT}, "
                 f"{INPUT_WIDTH}) crops; " + HOW_TO_GET.format(path=where)
             )
-        out_shape = outputs[0].shape
+        out_shape = outputs[0].shape if outputs else []
         if len(out_shape) != 2 or not isinstance(out_shape[1], int):
             raise IdentifierError(f"{where}: the model's output {out_shape} is not (n, dim); " + HOW_TO_GET.format(path=where))
         meta = dict(session.get_modelmeta().custom_metadata_map)
+        self._grid = _cell_grid(outputs, meta, int(out_shape[1]), where)
         version = meta.get(f"{META_PREFIX}preprocess")
         if version is not None and version != PREPROCESS_VERSION:
             raise IdentifierError(
@@ -212,6 +258,7 @@ class Identifier:
             )
         self._session = session
         self._input = inputs[0].name
+        self._output = outputs[0].name
         self._path = path
         self._dim = int(out_shape[1])
         digest = hashlib.sha256(data)
@@ -246,12 +293,40 @@ class Identifier:
     def metadata(self) -> Mapping[str, str]:
         return dict(self._metadata)
 
+    @property
+    def cell_grid(self) -> tuple[int, int] | None:
+        """The feature grid (rows, columns) of a model with per-cell outputs, which can read a
+        covered card from its visible part (`cells`); None for a model without them."""
+        return self._grid
+
     def embed_tensors(self, batch: np.ndarray) -> np.ndarray:
         """Embeddings of already preprocessed crops, (n, 3, H, W) float32 -> (n, dim)."""
         if batch.shape[0] == 0:
             return np.zeros((0, self._dim), np.float32)
-        out = self._session.run(None, {self._input: np.ascontiguousarray(batch, np.float32)})[0]
+        out = self._session.run([self._output], {self._input: np.ascontiguousarray(batch, np.float32)})[0]
         return _normalise_rows(np.asarray(out))
+
+    def cells(self, crops: Sequence[np.ndarray] | np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The per-cell terms of crops, layout and content, each (n, views, cells, dim): the
+        crop as cut, then its `inset` view when the inset is above 0 (as `embed` reads it).
+        `masked_embeddings` of a view's terms with the cells seen gives what is seen of it."""
+        if self._grid is None:
+            raise IdentifierError(
+                f"{self._path}: this identifier model has no per-cell outputs, so it cannot read "
+                "the visible part of a covered card; add them with `python -m vision.train.cells "
+                f"{self._path}` or use the shipped models/identifier.onnx"
+            )
+        n = len(crops)
+        views = [*crops, *(inset_view(c, self._inset) for c in crops)] if self._inset else list(crops)
+        batch = preprocess_batch(views)
+        cells = self._grid[0] * self._grid[1]
+        if not n:
+            empty = np.zeros((0, 2 if self._inset else 1, cells, self._dim), np.float32)
+            return empty, empty.copy()
+        layout, content = self._session.run([CELL_LAYOUT, CELL_CONTENT], {self._input: batch})
+        shape = (len(views) // n, n, cells, self._dim)
+        return (np.asarray(layout, np.float32).reshape(shape).swapaxes(0, 1),
+                np.asarray(content, np.float32).reshape(shape).swapaxes(0, 1))
 
     def embed(self, crops: Sequence[np.ndarray] | np.ndarray) -> np.ndarray:
         """Embeddings of rectified BGR uint8 card crops (any size; see `vision.preprocess`):
@@ -266,6 +341,31 @@ class Identifier:
         n = len(crops)
         both = self.embed_tensors(preprocess_batch([*crops, *(inset_view(c, self._inset) for c in crops)]))
         return _normalise_rows(both[:n] + both[n:])
+
+
+def _cell_grid(outputs: Sequence[object], meta: Mapping[str, str], dim: int, where: str) -> tuple[int, int] | None:
+    """The feature grid of a model with per-cell outputs (`vision.train.cells`), or None."""
+    names = [getattr(o, "name", "") for o in outputs]
+    if CELL_LAYOUT not in names and CELL_CONTENT not in names and CELLS_KEY not in meta:
+        return None
+    fix = "re-export it, or restore the shipped models/identifier.onnx"
+    text = meta.get(CELLS_KEY, "")
+    try:
+        rows, cols = (int(v) for v in text.split("x"))
+    except ValueError:
+        raise IdentifierError(
+            f"{where}: per-cell outputs need the grid in the metadata {CELLS_KEY!r} as 'ROWSxCOLS', "
+            f"got {text!r}; {fix}"
+        ) from None
+    for name in (CELL_LAYOUT, CELL_CONTENT):
+        found = [o for o in outputs if getattr(o, "name", "") == name]
+        shape = list(getattr(found[0], "shape", [])) if found else None
+        if shape is None or len(shape) != 3 or shape[1:] != [rows * cols, dim]:
+            raise IdentifierError(
+                f"{where}: expected an output {name!r} of shape (n, {rows * cols}, {dim}) for the "
+                f"{rows}x{cols} grid, got {shape}; {fix}"
+            )
+    return rows, cols
 
 
 def check_inset(inset: float) -> float:
@@ -317,6 +417,23 @@ def _face_embeddings(images: Mapping[str, np.ndarray], embedder: Embedder,
     return _normalise_rows(np.stack(rows))
 
 
+def _face_cells(images: Mapping[str, np.ndarray], embedder: CellEmbedder) -> tuple[np.ndarray, np.ndarray]:
+    """Per-cell terms of every gallery entry (2 × faces, views, cells, dim), layout then content:
+    the mean over the face's `gallery_views`, as its embedding is their mean."""
+    cells = embedder.cells
+    layouts: list[np.ndarray] = []
+    contents: list[np.ndarray] = []
+    for image in images.values():
+        views = gallery_views(image)
+        turned = [np.ascontiguousarray(v[::-1, ::-1]) for v in views]
+        layout, content = cells(views + turned)
+        n = len(views)
+        for part in (slice(0, n), slice(n, 2 * n)):
+            layouts.append(layout[part].mean(axis=0))
+            contents.append(content[part].mean(axis=0))
+    return np.stack(layouts).astype(np.float32), np.stack(contents).astype(np.float32)
+
+
 def default_cache_dir() -> Path:
     """`$CARDTRACK_CACHE/galleries`, else `~/.cache/cardtrack/galleries`."""
     base = os.environ.get(CACHE_ENV)
@@ -347,6 +464,10 @@ class Gallery:
     game: str = ""
     key: str = ""
     from_cache: bool = False
+    cell_layout: np.ndarray | None = None
+    """Per-cell terms of each entry (rows as `embeddings`; views, cells, dim) when the model has
+    them (`Identifier.cells`): what `match_visible` compares the visible part of a card with."""
+    cell_content: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         if self.embeddings.ndim != 2 or self.embeddings.shape[0] != 2 * len(self.faces):
@@ -373,14 +494,24 @@ class Gallery:
             raise IdentifierError(f"gallery: no face {face!r} ({len(self.faces)} faces)") from None
         return not bool(self.symmetric[i])
 
+    @property
+    def reads_covered(self) -> bool:
+        """Whether the gallery holds per-cell terms, so `match_visible` can read part of a card."""
+        return self.cell_layout is not None and self.cell_content is not None
+
     @classmethod
     def from_images(cls, images: Mapping[str, np.ndarray], embedder: Embedder, *,
                     game: str = "", progress: bool = False) -> Gallery:
-        """A gallery of face images (face id -> BGR uint8), without any caching."""
+        """A gallery of face images (face id -> BGR uint8), without any caching; with per-cell
+        terms when the embedder has them (`Identifier.cell_grid`)."""
         emb = _face_embeddings(images, embedder, progress)
         if not len(images):
             emb = np.zeros((0, 1), np.float32)
-        return cls(faces=tuple(images), embeddings=emb, calibration=embedder.calibration, game=game)
+        layout = content = None
+        if len(images) and getattr(embedder, "cell_grid", None) is not None:
+            layout, content = _face_cells(images, cast(CellEmbedder, embedder))
+        return cls(faces=tuple(images), embeddings=emb, calibration=embedder.calibration, game=game,
+                   cell_layout=layout, cell_content=content)
 
     @classmethod
     def build(cls, pack: ArtPack, embedder: Embedder, *, cache_dir: str | Path | None = None,
@@ -391,26 +522,34 @@ class Gallery:
         key = pack_key(pack, embedder)
         root = Path(cache_dir) if cache_dir is not None else default_cache_dir()
         path = root / f"{pack.game}-{key[:24]}.npz"
+        wants_cells = getattr(embedder, "cell_grid", None) is not None
         if use_cache and path.is_file():
             try:
                 with np.load(path, allow_pickle=False) as data:
                     faces = tuple(str(f) for f in data["faces"].tolist())
                     emb = np.asarray(data["embeddings"], np.float32)
                     stored = str(data["key"])
+                    layout = np.asarray(data["cell_layout"], np.float32) if wants_cells else None
+                    content = np.asarray(data["cell_content"], np.float32) if wants_cells else None
                 if stored == key and faces == tuple(pack.faces):
                     return cls(faces=faces, embeddings=emb, calibration=embedder.calibration,
-                               game=pack.game, key=key, from_cache=True)
+                               game=pack.game, key=key, from_cache=True, cell_layout=layout,
+                               cell_content=content)
             except (OSError, ValueError, KeyError, IdentifierError):
                 pass  # a damaged or foreign cache file is rebuilt below
         images = {fid: pack.image(fid) for fid in pack.faces}
         gallery = cls.from_images(images, embedder, game=pack.game, progress=progress)
         gallery = cls(faces=gallery.faces, embeddings=gallery.embeddings,
-                      calibration=gallery.calibration, game=pack.game, key=key)
+                      calibration=gallery.calibration, game=pack.game, key=key,
+                      cell_layout=gallery.cell_layout, cell_content=gallery.cell_content)
         if use_cache:
             root.mkdir(parents=True, exist_ok=True)
             tmp = root / f".{path.stem}.{os.getpid()}.tmp.npz"
-            np.savez(tmp, faces=np.array(gallery.faces), embeddings=gallery.embeddings,
-                     key=np.array(key))
+            arrays: dict[str, Any] = {"faces": np.array(gallery.faces), "embeddings": gallery.embeddings,
+                                      "key": np.array(key)}
+            if gallery.cell_layout is not None and gallery.cell_content is not None:
+                arrays.update(cell_layout=gallery.cell_layout, cell_content=gallery.cell_content)
+            np.savez(tmp, **arrays)
             os.replace(tmp, path)
         return gallery
 
@@ -429,8 +568,43 @@ class Gallery:
         """The `top_k` best (face, turn) candidates of each embedding, calibrated."""
         if top_k < 1:
             raise IdentifierError(f"top_k must be at least 1, got {top_k}")
+        return self._matches(self.probabilities(embeddings), top_k, threshold)
+
+    def match_visible(self, layout: np.ndarray, content: np.ndarray, weights: np.ndarray,
+                      top_k: int = 5, threshold: float | None = None) -> list[Match]:
+        """What is seen of one crop, matched against what the same cells show of every entry:
+        `layout` and `content` are the crop's per-cell terms (views, cells, dim;
+        `Identifier.cells`), `weights` (masks, views, cells) which cells are seen
+        (`visible_cells`), one answer per mask. The entries are masked as the crop is, so a
+        card half under another is compared with the half of each face that shows."""
+        if self.cell_layout is None or self.cell_content is None:
+            raise IdentifierError(
+                "gallery: built without per-cell terms (a model without them), so it cannot "
+                "read the visible part of a covered card"
+            )
+        if top_k < 1:
+            raise IdentifierError(f"top_k must be at least 1, got {top_k}")
+        w = np.asarray(weights, np.float32)
+        views = self.cell_layout.shape[1]
+        if w.ndim != 3 or w.shape[1:] != (views, self.cell_layout.shape[2]) or layout.shape != self.cell_layout.shape[1:]:
+            raise IdentifierError(
+                f"gallery: expected a crop's cells {self.cell_layout.shape[1:]} and weights "
+                f"(masks, {views}, {self.cell_layout.shape[2]}), got {layout.shape} and {w.shape}"
+            )
+        n = self.cell_layout.shape[0]
+        sims = np.empty((len(w), n), np.float32)
+        for j, mask in enumerate(w):
+            query = np.zeros((1, self.dim), np.float32)
+            entries = np.zeros((n, self.dim), np.float32)
+            for v in range(views):
+                query += masked_embeddings(layout[v][None], content[v][None], mask[v][None])
+                entries += masked_embeddings(self.cell_layout[:, v], self.cell_content[:, v],
+                                             np.broadcast_to(mask[v], (n, mask.shape[1])))
+            sims[j] = _normalise_rows(entries) @ _normalise_rows(query)[0]
+        return self._matches(calibrated_probabilities(sims, self.symmetric, self.calibration), top_k, threshold)
+
+    def _matches(self, p: np.ndarray, top_k: int, threshold: float | None) -> list[Match]:
         limit = self.calibration.threshold if threshold is None else threshold
-        p = self.probabilities(embeddings)
         valid = np.ones(p.shape[1] - 1, bool)
         valid[2 * np.flatnonzero(self.symmetric) + 1] = False  # merged into the 0° entry
         entries = np.where(valid, p[:, :-1], -1.0)

@@ -23,6 +23,8 @@ from vision.identify import (
     IdentifierError,
     Match,
     inset_view,
+    masked_embeddings,
+    visible_cells,
 )
 from vision.preprocess import INPUT_HEIGHT, INPUT_WIDTH, preprocess_batch
 
@@ -140,6 +142,10 @@ def test_gallery_is_built_once_then_loaded_from_cache(own_pack: ArtPack, identif
     second = Gallery.build(own_pack, identifier, cache_dir=tmp_path)
     assert second.from_cache and second.key == first.key
     np.testing.assert_array_equal(second.embeddings, first.embeddings)
+    # The per-cell terms that read a covered card are cached with the embeddings.
+    assert first.reads_covered and second.reads_covered
+    assert first.cell_layout is not None and second.cell_layout is not None
+    np.testing.assert_array_equal(second.cell_layout, first.cell_layout)
     # The 0° and 180° entries of a face differ: the proxy art is never turn-symmetric.
     assert first.orientation_sensitive("creeper")
 
@@ -203,6 +209,82 @@ def test_faces_of_another_deck_score_low(gallery: Gallery, own_pack: ArtPack, id
     assert np.mean([m.unknown_score for m in other]) > np.mean([m.unknown_score for m in own])
 
 
+def _fanned(under: np.ndarray, over: np.ndarray, shown: float) -> tuple[np.ndarray, np.ndarray]:
+    """`under` with `over` laid on it from `shown` of its width on (a fan): the crop, and the
+    mask of what shows of `under`."""
+    cut = round(under.shape[1] * shown)
+    crop = under.copy()
+    crop[:, cut:] = over[:, : under.shape[1] - cut]
+    mask = np.zeros(crop.shape[:2], np.uint8)
+    mask[:, :cut] = 1
+    return crop, mask
+
+
+def test_the_cell_terms_sum_to_the_embedding(identifier: Identifier, own_pack: ArtPack) -> None:
+    crops = [_webcam_size(own_pack.image(f)) for f in OWN[:4]]
+    layout, content = identifier.cells(crops)
+    rows, cols = identifier.cell_grid or (0, 0)
+    assert layout.shape == content.shape == (4, 2, rows * cols, identifier.dim)
+    every = np.ones((4, rows * cols), np.float32)
+    views = masked_embeddings(layout[:, 0], content[:, 0], every) + masked_embeddings(layout[:, 1], content[:, 1], every)
+    summed = views / np.linalg.norm(views, axis=1, keepdims=True)
+    np.testing.assert_allclose(summed, identifier.embed(crops), atol=1e-5)
+    empty_layout, _ = identifier.cells([])
+    assert empty_layout.shape == (0, 2, rows * cols, identifier.dim)
+
+
+def test_visible_cells_follow_the_mask_and_the_crops_turn(identifier: Identifier) -> None:
+    grid = identifier.cell_grid
+    assert grid is not None
+    rows, cols = grid
+    left = np.zeros((112, 80), np.uint8)
+    left[:, :40] = 1  # the left half of a portrait crop
+    w = visible_cells(left, grid, 0.0)
+    assert w.shape == (1, rows * cols)
+    cells = w[0].reshape(rows, cols)
+    assert cells[:, : cols // 2].all() and not cells[:, cols // 2 + 1:].any()
+    # A landscape crop is read turned a quarter clockwise: its top strip becomes the right side.
+    top = np.zeros((80, 112), np.uint8)
+    top[:30] = 1
+    turned = visible_cells(top, grid, CARD_INSET)
+    assert turned.shape == (2, rows * cols)
+    assert turned[0].reshape(rows, cols)[:, -1].all() and not turned[0].reshape(rows, cols)[:, 0].any()
+
+
+def test_a_card_half_under_another_is_read_from_its_visible_part(gallery: Gallery, own_pack: ArtPack,
+                                                                identifier: Identifier) -> None:
+    pairs = [("wood-3", "diamond-1"), ("creeper", "tnt"), ("iron-pickaxe/tool", "gold-sword/craft"),
+             ("diamond-1", "wood-3")]
+    unknown_whole = 0
+    for under, over in pairs:
+        crop, mask = _fanned(_webcam_size(own_pack.image(under)), _webcam_size(own_pack.image(over)), 0.42)
+        (whole,) = gallery.match(identifier.embed([crop]))
+        unknown_whole += whole.unknown or whole.best is None or whole.best.face != under
+        layout, content = identifier.cells([crop])
+        weights = visible_cells(mask, identifier.cell_grid or (0, 0), identifier.inset)
+        (seen,) = gallery.match_visible(layout[0], content[0], weights[None])
+        assert seen.best is not None and seen.best.face == under and not seen.unknown, (under, seen)
+        # The same crop with the whole of it taken as seen reads as the whole crop does (within
+        # the gallery's views, whose cell terms are averaged, not their unit embeddings).
+        (as_whole,) = gallery.match_visible(layout[0], content[0], np.ones_like(weights)[None])
+        assert as_whole.best is not None and whole.best is not None
+        assert as_whole.best.face == whole.best.face
+        assert as_whole.best.score == pytest.approx(whole.best.score, abs=0.02)
+    assert unknown_whole >= 3  # whole, such a crop shows two cards and is mostly not named
+
+
+def test_match_visible_needs_the_cell_terms_and_their_shape(gallery: Gallery, identifier: Identifier,
+                                                            own_pack: ArtPack) -> None:
+    layout, content = identifier.cells([_webcam_size(own_pack.image("wood-1"))])
+    rows, cols = identifier.cell_grid or (0, 0)
+    with pytest.raises(IdentifierError, match="weights"):
+        gallery.match_visible(layout[0], content[0], np.ones((1, rows * cols), np.float32))
+    bare = Gallery(faces=gallery.faces, embeddings=gallery.embeddings, calibration=gallery.calibration)
+    assert not bare.reads_covered
+    with pytest.raises(IdentifierError, match="per-cell"):
+        bare.match_visible(layout[0], content[0], np.ones((1, 2, rows * cols), np.float32))
+
+
 def test_a_symmetric_face_reads_one_way_up(identifier: Identifier) -> None:
     # A face that looks the same turned has its two entries merged into one, never "turned".
     rng = np.random.default_rng(2)
@@ -235,6 +317,7 @@ def test_training_two_steps_exports_a_working_model(tmp_path: Path, monkeypatch:
     assert model.calibration.temperature == pytest.approx(0.1)
     emb = model.embed([np.zeros((INPUT_HEIGHT, INPUT_WIDTH, 3), np.uint8)])
     assert emb.shape == (1, 128)
+    assert model.cell_grid == (7, 5)  # the export adds the per-cell outputs
     # Resuming from the last checkpoint with more steps continues from step 2.
     more = TrainConfig(steps=3, batch=8, workers=0, threads=1, checkpoint_every=1,
                        pool=PoolConfig(games=(), designs=6))
@@ -305,3 +388,55 @@ def test_training_with_scene_crops_records_them_in_its_checkpoint(tmp_path: Path
         train_identifier(tmp_path / "t.onnx", seed=5, config=replace(config, steps=3, scene_share=0.0),
                          work_dir=work, progress=False, resume=work / "checkpoint.pt",
                          calibrate=lambda model, seed: Calibration())
+
+
+def _without_cells(model: object) -> object:
+    """A copy of an ONNX identifier with its per-cell outputs, nodes and grid taken out."""
+    import onnx
+
+    out = onnx.ModelProto()
+    out.CopyFrom(model)  # type: ignore[arg-type]
+    kept = [n for n in out.graph.node if not any(o.startswith("cells/") or o.startswith("cell_") for o in n.output)]
+    del out.graph.node[:]
+    out.graph.node.extend(kept)
+    outputs = [o for o in out.graph.output if o.name == "embeddings"]
+    del out.graph.output[:]
+    out.graph.output.extend(outputs)
+    inits = [i for i in out.graph.initializer if not i.name.startswith("cells/")]
+    del out.graph.initializer[:]
+    out.graph.initializer.extend(inits)
+    meta = [m for m in out.metadata_props if m.key != "cardtrack.cells"]
+    del out.metadata_props[:]
+    out.metadata_props.extend(meta)
+    return out
+
+
+def test_cell_outputs_are_added_to_a_model_without_them(tmp_path: Path, own_pack: ArtPack) -> None:
+    onnx = pytest.importorskip("onnx")
+    from vision.pipeline import GalleryIdentifier
+    from vision.train.cells import add_cell_outputs, add_cell_outputs_file
+
+    bare = tmp_path / "bare.onnx"
+    onnx.save(_without_cells(onnx.load(str(DEFAULT_MODEL))), str(bare))
+    old = Identifier(bare)
+    assert old.cell_grid is None
+    with pytest.raises(IdentifierError, match="no per-cell outputs"):
+        old.cells([np.zeros((INPUT_HEIGHT, INPUT_WIDTH, 3), np.uint8)])
+    gallery = Gallery.build(own_pack, old, cache_dir=tmp_path / "cache")
+    assert not gallery.reads_covered and not GalleryIdentifier(old, gallery).reads_covered
+    added = add_cell_outputs_file(bare, tmp_path / "cells.onnx")
+    new = Identifier(added)
+    assert new.cell_grid == (7, 5)
+    crops = [_webcam_size(own_pack.image(f)) for f in OWN[:3]]
+    np.testing.assert_allclose(new.embed(crops), old.embed(crops), atol=1e-6)
+    assert GalleryIdentifier(new, Gallery.build(own_pack, new, cache_dir=tmp_path / "cache")).reads_covered
+    # Adding them twice changes nothing; a grid that does not fit the outputs is refused.
+    again = add_cell_outputs(onnx.load(str(added)))
+    assert len(again.graph.output) == 3
+    for grid, error in (("5x7x", "ROWSxCOLS"), ("5x5", "cell_layout")):
+        for entry in again.metadata_props:
+            if entry.key == "cardtrack.cells":
+                entry.value = grid
+        onnx.save(again, str(tmp_path / "bad.onnx"))
+        with pytest.raises(IdentifierError, match=error):
+            Identifier(tmp_path / "bad.onnx")

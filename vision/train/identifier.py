@@ -360,8 +360,11 @@ def torch_embed(model: IdentifierNet, batch: np.ndarray, chunk: int = 256) -> np
 
 
 def export_onnx(model: IdentifierNet, path: Path, metadata: dict[str, str]) -> None:
-    """Write the model as ONNX (opset 17, input `crops` (n, 3, 112, 80), output `embeddings`)."""
+    """Write the model as ONNX (opset 17, input `crops` (n, 3, 112, 80), output `embeddings`,
+    and the per-cell outputs of `vision.train.cells`)."""
     import onnx
+
+    from vision.train.cells import add_cell_outputs
 
     model.eval()
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -382,6 +385,8 @@ def export_onnx(model: IdentifierNet, path: Path, metadata: dict[str, str]) -> N
         entry = proto.metadata_props.add()
         entry.key, entry.value = key, value
     proto.doc_string = "cardtrack card identifier: rectified card crop -> unit embedding"
+    # The per-cell terms that read the visible part of a covered card (`vision.train.cells`).
+    proto = add_cell_outputs(proto)
     onnx.checker.check_model(proto)
     onnx.save(proto, str(tmp))
     os.replace(tmp, path)
