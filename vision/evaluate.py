@@ -29,7 +29,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import cv2
 import numpy as np
@@ -42,6 +42,7 @@ from vision.detections import iou_matrix
 from vision.identify import FaceCandidate
 from vision.pipeline import (
     CardIdentifier,
+    CoveredCardIdentifier,
     Pipeline,
     PipelineConfig,
     PipelineStep,
@@ -409,7 +410,8 @@ class IdentifyCall:
 class RecordingIdentifier:
     """A `CardIdentifier` that passes every call to the identifier it wraps and keeps what was
     asked and answered until `drain` is called: the pipeline's code path is unchanged (the
-    pipeline calls nothing of an identifier but `identify`)."""
+    pipeline calls nothing of an identifier but `identify`, and `identify_visible` where the
+    identifier `reads_covered`)."""
 
     def __init__(self, inner: CardIdentifier) -> None:
         self.inner = inner
@@ -422,6 +424,26 @@ class RecordingIdentifier:
         self._calls.append(IdentifyCall(
             frame_index=frame_index, corners=np.array(corners, np.float32).reshape(-1, 4, 2),
             answers=tuple(tuple(a) for a in answers),
+        ))
+        return answers
+
+    @property
+    def reads_covered(self) -> bool:
+        return bool(getattr(self.inner, "reads_covered", False))
+
+    def identify_visible(
+        self, crop: np.ndarray, masks: Sequence[np.ndarray], *, corners: np.ndarray, frame_index: int
+    ) -> list[tuple[FaceCandidate, ...]]:
+        """The wrapped identifier's reading of a covered card's visible part
+        (`vision.pipeline.CoveredCardIdentifier`), recorded as one crop answered with the
+        best of its masks' answers."""
+        inner = cast(CoveredCardIdentifier, self.inner)
+        answers = inner.identify_visible(crop, masks, corners=corners, frame_index=frame_index)
+        named = [a for a in answers if a]
+        best = max(named, key=lambda a: a[0].score) if named else ()
+        self._calls.append(IdentifyCall(
+            frame_index=frame_index, corners=np.array(corners, np.float32).reshape(-1, 4, 2),
+            answers=(tuple(best),),
         ))
         return answers
 

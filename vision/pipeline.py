@@ -27,9 +27,10 @@ import math
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import combinations
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 import numpy as np
 
@@ -136,6 +137,18 @@ class CardIdentifier(Protocol):
     ) -> list[tuple[FaceCandidate, ...]]: ...
 
 
+class CoveredCardIdentifier(CardIdentifier, Protocol):
+    """A `CardIdentifier` that can also read a crop from its visible part alone, per mask (the
+    crop's shape, 1 where the card is seen); `reads_covered` says whether it can now."""
+
+    @property
+    def reads_covered(self) -> bool: ...
+
+    def identify_visible(
+        self, crop: np.ndarray, masks: Sequence[np.ndarray], *, corners: np.ndarray, frame_index: int
+    ) -> list[tuple[FaceCandidate, ...]]: ...
+
+
 class ModelFinder:
     """`CardFinder` over the ONNX finder (`vision.finder.Finder`)."""
 
@@ -170,6 +183,34 @@ class GalleryIdentifier:
             return []
         matches = self.gallery.match(self.embedder.embed(crops), self.top_k)
         return [() if m.unknown else tuple(m.candidates) for m in matches]
+
+    @property
+    def reads_covered(self) -> bool:
+        """Whether model and gallery have per-cell terms, so `identify_visible` can read the
+        visible part of a card that another covers (`vision.identify.Gallery.match_visible`)."""
+        return getattr(self.embedder, "cell_grid", None) is not None and bool(self.gallery.reads_covered)
+
+    def identify_visible(
+        self, crop: np.ndarray, masks: Sequence[np.ndarray], *, corners: np.ndarray, frame_index: int
+    ) -> list[tuple[FaceCandidate, ...]]:
+        """One crop read from what each mask (the crop's shape, 1 where the card is seen)
+        leaves of it: per mask the candidates, empty where unknown or where fewer than
+        `MIN_VISIBLE_CELLS` cells of the model's grid are seen. `corners` (4, 2): where the
+        crop was cut, for callers that record it."""
+        from vision.identify import MIN_VISIBLE_CELLS, visible_cells
+
+        del corners, frame_index
+        if not masks:
+            return []
+        layout, content = self.embedder.cells([crop])
+        weights = np.stack([visible_cells(m, self.embedder.cell_grid, self.embedder.inset) for m in masks])
+        enough = weights.sum(axis=2).min(axis=1) >= MIN_VISIBLE_CELLS
+        out: list[tuple[FaceCandidate, ...]] = [() for _ in masks]
+        if enough.any():
+            matches = self.gallery.match_visible(layout[0], content[0], weights[enough], self.top_k)
+            for k, m in zip(np.flatnonzero(enough).tolist(), matches, strict=True):
+                out[k] = () if m.unknown else tuple(m.candidates)
+        return out
 
 
 # -- configuration ------------------------------------------------------------------------------
@@ -227,6 +268,20 @@ class PipelineConfig:
       the same with the rule or without it.) None: not cut otherwise.
     - `retry_sure`: what one of those cuts must be named with to count: trying many cuts
       finds a name for more crops of no card as well.
+    - `read_covered`: a card that another card seen overlaps (`overlapped`: a card of a fan or
+      a row) is read as well from its visible part alone, with each set of the
+      `covered_by_at_most` most overlapping cards taken to lie on it (`visibility_masks`,
+      `GalleryIdentifier.identify_visible`); such an answer is kept when its best face scores
+      `covered_sure` or more and more than the whole crop's. Whole, the crop of a card half
+      under its neighbour shows half of another card, and the identifier left most such
+      cards unknown. Which part shows is taken from the card's outline, so with the table's
+      geometry known a card whose outline is more than `covered_shape` off a card's shape
+      (`card_shape_errors`) is not read so. Needs an identifier with per-cell outputs
+      (`vision.train.cells`). On the nine Mattel development games of the README, with the
+      truth for the finder (`cardtrack eval DIRS --stand-in finder`), 177 of 180 moves with
+      184 read instead of 154 with 183, and six final states right instead of one; with the
+      shipped finder, whose outlines of fanned cards are often off, 146 with 213 read
+      instead of 146 with 199 (`models/identifier.md`).
     - `max_identify_per_frame`: identifier calls per frame at most (new and turned-over cards
       first, moved ones after). Lower bounds the frame time when many cards move at once; the
       rest wait a frame or two.
@@ -287,6 +342,10 @@ class PipelineConfig:
     refine_covered: bool = True
     refine_tolerance: float | None = None
     max_identify_per_frame: int = 12
+    read_covered: bool = True
+    covered_by_at_most: int = 3
+    covered_sure: float = 0.8
+    covered_shape: float | None = 0.15
     retry_cuts: float | None = 0.1
     retry_sure: float = 0.8
     recheck_pending_frames: int = 5
@@ -319,6 +378,12 @@ class PipelineConfig:
             raise PipelineError("PipelineConfig.retry_cuts: must be more than 0 and below 0.5, or None")
         if not 0 <= self.retry_sure <= 1:
             raise PipelineError("PipelineConfig.retry_sure: must be from 0 to 1")
+        if not 1 <= self.covered_by_at_most <= 4:
+            raise PipelineError("PipelineConfig.covered_by_at_most: must be from 1 to 4 (each set of them is tried)")
+        if not 0 <= self.covered_sure <= 1:
+            raise PipelineError("PipelineConfig.covered_sure: must be from 0 to 1")
+        if self.covered_shape is not None and not self.covered_shape > 0:
+            raise PipelineError("PipelineConfig.covered_shape: must be more than 0, or None")
 
     @classmethod
     def for_game(cls, game: str, *, fps: float | None = None, **changes: Any) -> PipelineConfig:
@@ -448,6 +513,41 @@ def overlapped(tracker: CardTracker, requests: Sequence[IdentifyRequest], corner
     others = np.array([t.track_id for t in seen])[None, :] != np.array([r.track_id for r in requests])[:, None]
     iou = iou_matrix(np.asarray(corners, np.float32), np.stack([np.asarray(t.corners, np.float32) for t in seen]))
     return np.asarray(((iou > 0.02) & others).any(axis=1))
+
+
+def covering_quads(tracker: CardTracker, track_id: int, corners: np.ndarray, limit: int) -> list[np.ndarray]:
+    """The outlines of the cards seen in this frame that overlap a card's `corners` (quad IoU
+    over 0.02, as `overlapped`), the most overlapping first, at most `limit`: the cards that
+    may lie on it."""
+    seen = [t for t in tracker.tracks if t.detection_index is not None and t.track_id != track_id]
+    if not seen or limit < 1:
+        return []
+    quads = np.stack([np.asarray(t.corners, np.float32) for t in seen])
+    iou = iou_matrix(np.asarray(corners, np.float32)[None], quads)[0]
+    order = [int(k) for k in np.argsort(-iou, kind="stable") if iou[k] > 0.02]
+    return [quads[k] for k in order[:limit]]
+
+
+def visibility_masks(corners: np.ndarray, short_first: bool, covers: Sequence[np.ndarray]) -> list[np.ndarray]:
+    """For the crop `crop_card` cuts at `corners` (`short_first` its way), one mask per
+    non-empty set of `covers` (outlines in the frame): 1 where the card shows if those cards
+    lie on it, 0 under them. Which of two overlapping cards lies on top is not known, so each
+    set is tried (`identify_tracks`)."""
+    import cv2
+
+    width, height = (INPUT_WIDTH, INPUT_HEIGHT) if short_first else (INPUT_HEIGHT, INPUT_WIDTH)
+    dst = np.array([[-0.5, -0.5], [width - 0.5, -0.5], [width - 0.5, height - 0.5],
+                    [-0.5, height - 0.5]], np.float32)
+    to_crop = cv2.getPerspectiveTransform(np.asarray(corners, np.float32).reshape(4, 2), dst)
+    inside = [cv2.perspectiveTransform(np.asarray(q, np.float32).reshape(1, 4, 2), to_crop)[0] for q in covers]
+    masks: list[np.ndarray] = []
+    for size in range(1, len(inside) + 1):
+        for chosen in combinations(inside, size):
+            mask = np.ones((height, width), np.uint8)
+            for q in chosen:
+                cv2.fillPoly(mask, [np.round(q * 16).astype(np.int32)], 0, shift=4)
+            masks.append(mask)
+    return masks
 
 
 def card_shape_errors(quads: np.ndarray, to_table: TableMap, card_mm: tuple[float, float]) -> np.ndarray:
@@ -626,6 +726,23 @@ def identify_tracks(
 
     for i, answer, crop in zip(owner, answers, crops, strict=True):
         keep(i, answer, crop)
+    if config.read_covered and getattr(identifier, "reads_covered", False):
+        covering = cast(CoveredCardIdentifier, identifier)
+        # A card of a fan or a row that another card overlaps: read again from what each set of
+        # its neighbours would leave of it, lying on it; the best answer is kept.
+        fans = overlapped(tracker, requests, corners)
+        if to_table is not None and card_mm is not None and config.covered_shape is not None:
+            # Which part of the crop shows needs the card's outline: a quad that is not shaped
+            # like a card (one spanning two cards of a fan) is not read so.
+            fans &= card_shape_errors(corners, to_table, card_mm) <= config.covered_shape
+        for i in np.flatnonzero(fans).tolist():
+            covers = covering_quads(tracker, requests[i].track_id, corners[i], config.covered_by_at_most)
+            way = crop_shapes(corners[i], to_table)[0] if wide[i] is None else not wide[i]
+            crop = crop_card(image, corners[i], short_first=way)
+            masks = visibility_masks(corners[i], way, covers)
+            for answer in covering.identify_visible(crop, masks, corners=corners[i], frame_index=frame_index):
+                if answer and answer[0].score >= config.covered_sure:
+                    keep(i, answer, crop)
     for i, other in set_aside.items():
         # The finder's outline could not be named: the refined one, though less like the
         # card's shape, may be (a dim card whose finder corners cut its picture short).

@@ -34,6 +34,7 @@ from vision.detections import Detections
 from vision.finder import FinderConfig, Peaks
 from vision.identify import FaceCandidate
 from vision.pipeline import (
+    GalleryIdentifier,
     Pipeline,
     PipelineConfig,
     PipelineError,
@@ -42,6 +43,7 @@ from vision.pipeline import (
     TruthOracleIdentifier,
     build_snapshot,
     card_shape_errors,
+    covering_quads,
     crop_card,
     crop_shapes,
     crop_turned,
@@ -58,6 +60,7 @@ from vision.pipeline import (
     score_moves,
     setup_from_truth,
     square_cuts,
+    visibility_masks,
 )
 from vision.settle import SettleState
 from vision.synth.truth import Truth, load_truth
@@ -564,6 +567,83 @@ def test_identify_tracks_records_how_the_kept_crop_was_cut() -> None:
     identify_tracks(tracker, ReadsPortraitOnly(), image, 0, PipelineConfig())
     (t,) = tracker.tracks
     assert t.cut_wide is False and t.rotated_180
+
+
+def test_visibility_masks_take_out_each_set_of_the_cards_that_may_lie_on_top() -> None:
+    card = np.array([[100, 100], [160, 100], [160, 184], [100, 184]], np.float32)  # 60 x 84, portrait
+    right = card + np.array([30.0, 0.0], np.float32)  # lies on its right half
+    below = card + np.array([0.0, 60.0], np.float32)  # on its lowest 24 px
+    (one,) = visibility_masks(card, True, [right])
+    assert one.shape == (112, 80)
+    assert one[:, :38].all() and not one[:, 42:].any()
+    masks = visibility_masks(card, True, [right, below])
+    assert len(masks) == 3  # the right card, the lower one, both
+    assert masks[1][:76].all() and not masks[1][-28:].any()  # 24 of 84 px: 32 of the crop's 112 rows
+    assert not masks[2][:, 42:].any() and not masks[2][-28:].any() and masks[2][:76, :38].all()
+    # Cut landscape (the card's long edge first), the mask has the crop's shape.
+    (wide,) = visibility_masks(card[[1, 2, 3, 0]], False, [right])
+    assert wide.shape == (80, 112)
+    assert 0.4 < wide.mean() < 0.6
+    assert visibility_masks(card, True, []) == []
+
+
+def _lay(image: np.ndarray, face: np.ndarray, quad: np.ndarray) -> None:
+    """Draws a face image into `image` at `quad` (TL, TR, BR, BL)."""
+    h, w = face.shape[:2]
+    src = np.array([[0, 0], [w, 0], [w, h], [0, h]], np.float32)
+    warped = cv2.warpPerspective(face, cv2.getPerspectiveTransform(src, quad), image.shape[1::-1])
+    inside = cv2.warpPerspective(np.full((h, w), 255, np.uint8), cv2.getPerspectiveTransform(src, quad),
+                                 image.shape[1::-1]) > 127
+    image[inside] = warped[inside]
+
+
+def test_a_card_of_a_fan_is_named_from_what_shows_of_it(tmp_path: Path) -> None:
+    from engine.catalog import load_catalog
+    from vision.art.pack import save_pack
+    from vision.art.proxy import render_face
+    from vision.identify import Gallery, Identifier
+
+    faces = ("wood-3", "diamond-1", "creeper", "tnt", "iron-2", "gold-sword/craft")
+    catalog = load_catalog("minecraft-card-game")
+    images = {f: render_face(catalog, f, 120) for f in faces}
+    pack = save_pack(tmp_path / "pack", game="minecraft-card-game", name="fan", source="proxy", images=images)
+    embedder = Identifier()
+    identifier = GalleryIdentifier(embedder, Gallery.build(pack, embedder, cache_dir=tmp_path / "cache"))
+    assert identifier.reads_covered
+    # Three cards fanned left to right, each laid on the last, 42 % of a card apart.
+    image = np.full((300, 420, 3), (70, 90, 60), np.uint8)
+    first = np.array([[80, 100], [140, 100], [140, 184], [80, 184]], np.float32)
+    laid = ("wood-3", "diamond-1", "creeper")
+    quads = [first + np.array([25.0 * k, 0.0], np.float32) for k in range(3)]
+    for face, quad in zip(laid, quads, strict=True):
+        _lay(image, images[face], quad)
+
+    def read(config: PipelineConfig, card_mm: tuple[float, float] | None = None) -> dict[int, str | None]:
+        tracker = CardTracker(TrackerConfig(frames_to_confirm=1))
+        tracker.update(Detections(corners=np.stack(quads), scores=np.full(3, 0.9, np.float32)),
+                       image=image, frame_index=0)
+        identify_tracks(tracker, identifier, image, 0, config, to_table=_squeezed(1.0), card_mm=card_mm)
+        order = {t.track_id: k for k, t in enumerate(sorted(tracker.tracks, key=lambda t: float(t.corners[0][0])))}
+        assert len(covering_quads(tracker, tracker.tracks[0].track_id, tracker.tracks[0].corners, 3)) >= 1
+        return {order[t.track_id]: t.face for t in tracker.tracks}
+
+    assert read(PipelineConfig()) == {0: "wood-3", 1: "diamond-1", 2: "creeper"}
+    whole = read(PipelineConfig(read_covered=False))
+    assert whole[2] == "creeper"  # the card on top reads whole
+    assert whole[0] != "wood-3" or whole[1] != "diamond-1"  # the covered ones mostly do not
+    # Measured on the table, the outlines are a card's (60 x 84 px at 1 px per mm): read so.
+    assert read(PipelineConfig(), card_mm=(60.0, 84.0)) == {0: "wood-3", 1: "diamond-1", 2: "creeper"}
+    # Outlines half again as wide as the layout's cards: which part shows is not known.
+    assert read(PipelineConfig(), card_mm=(40.0, 84.0)) == whole
+    assert read(PipelineConfig(covered_shape=None), card_mm=(40.0, 84.0))[0] == "wood-3"
+    # An answer from the visible part counts only when sure enough.
+    assert read(PipelineConfig(covered_sure=1.0)) == whole
+    with pytest.raises(PipelineError, match="covered_by_at_most"):
+        PipelineConfig(covered_by_at_most=0)
+    with pytest.raises(PipelineError, match="covered_sure"):
+        PipelineConfig(covered_sure=1.5)
+    with pytest.raises(PipelineError, match="covered_shape"):
+        PipelineConfig(covered_shape=0.0)
 
 
 def test_the_truth_stand_in_reads_the_turn_against_the_crop_it_is_given() -> None:
