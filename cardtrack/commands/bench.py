@@ -316,6 +316,7 @@ def bench_identifier(args: argparse.Namespace) -> int:
         embed_ms.append((t1 - t0) * 1000.0 / len(batch))
         match_ms.append((t2 - t1) * 1000.0 / len(batch))
     total = np.array(embed_ms) + np.array(match_ms)
+    covered = _bench_covered(identifier, gallery, crops, args.calls) if identifier.cell_grid is not None else None
     print(json.dumps({
         "benchmark": "identifier",
         "game": args.game,
@@ -331,9 +332,34 @@ def bench_identifier(args: argparse.Namespace) -> int:
             "total_p50": round(float(np.median(total)), 3),
             "total_p95": round(float(np.percentile(total, 95)), 3),
         },
+        "covered_card_ms": covered,
         "machine": machine(),
     }, indent=2))
     return 0
+
+
+def _bench_covered(identifier: Any, gallery: Any, crops: list[Any], calls: int) -> dict[str, float]:
+    """Milliseconds to read one card of a fan from its visible part as the pipeline does
+    (`GalleryIdentifier.identify_visible`): a neighbour on each side, so the three masks of
+    either, the other, and both lying on it."""
+    import numpy as np
+
+    from vision.pipeline import GalleryIdentifier
+
+    reader = GalleryIdentifier(identifier, gallery)
+    ms: list[float] = []
+    for i in range(max(1, calls)):
+        crop = crops[i % len(crops)]
+        h, w = crop.shape[:2]
+        left, right, both = (np.ones((h, w), np.uint8) for _ in range(3))
+        left[:, : w // 4] = 0
+        right[:, w // 2:] = 0
+        both[:, : w // 4] = 0
+        both[:, w // 2:] = 0
+        t0 = time.perf_counter()
+        reader.identify_visible(crop, [left, right, both], corners=np.zeros((4, 2), np.float32), frame_index=0)
+        ms.append((time.perf_counter() - t0) * 1000.0)
+    return {"masks": 3, "p50": round(float(np.median(ms)), 3), "p95": round(float(np.percentile(ms, 95)), 3)}
 
 
 def bench_pipeline(args: argparse.Namespace) -> int:

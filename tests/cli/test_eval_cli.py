@@ -165,6 +165,16 @@ def test_the_models_mode_runs_the_model_reports_without_torch(tmp_path: Path) ->
     assert "| metric | value | target |" in (tmp_path / "finder.md").read_text(encoding="utf-8")
 
 
+def test_bench_identifier_times_whole_cards_and_covered_ones() -> None:
+    code, out, _ = run_cli(["bench", "identifier", "--batch", "2", "--calls", "3"])
+    assert code == 0
+    report = json.loads(out)
+    assert report["benchmark"] == "identifier" and report["gallery_entries"] == 142
+    assert report["ms_per_card"]["total_p50"] > 0
+    # The shipped model reads a fanned card from its visible part: timed with three masks.
+    assert report["covered_card_ms"]["masks"] == 3 and report["covered_card_ms"]["p50"] > 0
+
+
 def test_bench_pipeline_replays_a_clip_with_the_shared_code() -> None:
     code, out, _ = run_cli(["bench", "pipeline", "--clip", str(FOOTAGE / CLIPS[0]), "--oracle", "--frames", "30"])
     assert code == 0
