@@ -31,7 +31,7 @@ from __future__ import annotations
 import hashlib
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final, Protocol, cast
 
@@ -468,6 +468,7 @@ class Gallery:
     """Per-cell terms of each entry (rows as `embeddings`; views, cells, dim) when the model has
     them (`Identifier.cells`): what `match_visible` compares the visible part of a card with."""
     cell_content: np.ndarray | None = None
+    _by_cell: dict[int, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict, init=False, repr=False)
 
     def __post_init__(self) -> None:
         if self.embeddings.ndim != 2 or self.embeddings.shape[0] != 2 * len(self.faces):
@@ -591,17 +592,33 @@ class Gallery:
                 f"gallery: expected a crop's cells {self.cell_layout.shape[1:]} and weights "
                 f"(masks, {views}, {self.cell_layout.shape[2]}), got {layout.shape} and {w.shape}"
             )
-        n = self.cell_layout.shape[0]
-        sims = np.empty((len(w), n), np.float32)
-        for j, mask in enumerate(w):
-            query = np.zeros((1, self.dim), np.float32)
-            entries = np.zeros((n, self.dim), np.float32)
-            for v in range(views):
-                query += masked_embeddings(layout[v][None], content[v][None], mask[v][None])
-                entries += masked_embeddings(self.cell_layout[:, v], self.cell_content[:, v],
-                                             np.broadcast_to(mask[v], (n, mask.shape[1])))
-            sims[j] = _normalise_rows(entries) @ _normalise_rows(query)[0]
+        n, _, _, dim = self.cell_layout.shape
+        k = len(w)
+        count = np.maximum(w.sum(axis=2, keepdims=True), 1e-6)  # (k, views, 1)
+        query = np.zeros((k, dim), np.float32)
+        entries = np.zeros((k, n, dim), np.float32)
+        for v in range(views):
+            # Every mask at once: (k, cells) @ (cells, n × dim), the entries' terms cell-major.
+            lay, con = self._cells_by_cell(v)
+            raw = (w[:, v] @ lay + w[:, v] @ con / count[:, v]).reshape(k, n, dim)
+            entries += raw / np.maximum(np.linalg.norm(raw, axis=2, keepdims=True), 1e-12)
+            q = w[:, v] @ np.asarray(layout[v], np.float32) + w[:, v] @ np.asarray(content[v], np.float32) / count[:, v]
+            query += _normalise_rows(q)
+        entries /= np.maximum(np.linalg.norm(entries, axis=2, keepdims=True), 1e-12)
+        sims = np.einsum("knd,kd->kn", entries, _normalise_rows(query))
         return self._matches(calibrated_probabilities(sims, self.symmetric, self.calibration), top_k, threshold)
+
+    def _cells_by_cell(self, view: int) -> tuple[np.ndarray, np.ndarray]:
+        """The entries' per-cell terms of one view as (cells, entries × dim) matrices, made once."""
+        cache = self._by_cell
+        if view not in cache:
+            assert self.cell_layout is not None and self.cell_content is not None
+            n, _, cells, dim = self.cell_layout.shape
+            cache[view] = tuple(
+                np.ascontiguousarray(np.asarray(part[:, view], np.float32).transpose(1, 0, 2).reshape(cells, n * dim))
+                for part in (self.cell_layout, self.cell_content)
+            )
+        return cache[view]
 
     def _matches(self, p: np.ndarray, top_k: int, threshold: float | None) -> list[Match]:
         limit = self.calibration.threshold if threshold is None else threshold
