@@ -299,6 +299,7 @@ class ModelChoice:
     threads: int = 1
     art: Path | None = None
     identifier_inset: float | None = None  # None: `vision.identify.CARD_INSET`
+    read_covered: bool = False  # `PipelineConfig.read_covered`: a covered card read from its visible part
 
     def __post_init__(self) -> None:
         if self.stand_in is not None and self.stand_in not in STAND_INS:
@@ -309,6 +310,9 @@ class ModelChoice:
             raise EvaluationError(f"stand_in: the {self.stand_in} is replaced by its truth stand-in, so the "
                                   f"{self.stand_in} model given ({getattr(self, self.stand_in)}) would not run; "
                                   "give one of them")
+        if self.read_covered and (self.oracle or self.stand_in == "identifier"):
+            raise EvaluationError("read_covered: the identifier is replaced by its truth stand-in, which reads "
+                                  "covered cards from the truth already; leave it out")
         if self.stand_in == "identifier" and (self.art is not None or self.identifier_inset is not None):
             raise EvaluationError("stand_in: the identifier is replaced by its truth stand-in, so an art pack or "
                                   "an identifier inset would not be used; leave them out")
@@ -326,6 +330,8 @@ class ModelChoice:
             out["art"] = _display_path(self.art)
         if self.identifier_inset is not None:
             out["identifier_inset"] = self.identifier_inset
+        if self.read_covered:
+            out["read_covered"] = True
         for key, path in (("finder", self.finder or FINDER_MODEL), ("identifier", self.identifier or IDENTIFIER_MODEL)):
             if key == self.stand_in:
                 out[key], out[f"{key}_sha256"] = "truth stand-in", None
@@ -366,7 +372,8 @@ def clip_pipeline(
     rate, the geometry and opening deal from the truth unless given. As in `cardtrack run`, the
     camera bump check runs with a calibration profile and not with the truth's geometry (exact)."""
     truth, source = clip.truth, str(clip.footage.truth)
-    config = PipelineConfig.for_game(clip.game, fps=clip.fps, camera_check=profile is not None)
+    config = PipelineConfig.for_game(clip.game, fps=clip.fps, camera_check=profile is not None,
+                                     read_covered=models.read_covered)
     if profile is None:
         profile = profile_from_truth(truth, source=source)
     if setup is None:  # without a checkpoint this asks for --setup, as `cardtrack run` does

@@ -25,7 +25,7 @@ from __future__ import annotations
 import bisect
 import math
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import combinations
 from pathlib import Path
@@ -276,12 +276,16 @@ class PipelineConfig:
       under its neighbour shows half of another card, and the identifier left most such
       cards unknown. Which part shows is taken from the card's outline, so with the table's
       geometry known a card whose outline is more than `covered_shape` off a card's shape
-      (`card_shape_errors`) is not read so. Needs an identifier with per-cell outputs
-      (`vision.train.cells`). On the nine Mattel development games of the README, with the
-      truth for the finder (`cardtrack eval DIRS --stand-in finder`), 177 of 180 moves with
-      184 read instead of 154 with 183, and six final states right instead of one; with the
-      shipped finder, whose outlines of fanned cards are often off, 146 with 213 read
-      instead of 146 with 199 (`models/identifier.md`).
+      (`card_shape_errors`) is not read so, nor a card on a pile or in a one-card place
+      (`Pipeline._may_be_covered`: only the top of a pile is read). Needs an identifier with
+      per-cell outputs (`vision.train.cells`). Off by default (`--read-covered` turns it on for
+      `cardtrack run` and `cardtrack eval`): on the nine Mattel development games of the README,
+      with the truth for the finder (`cardtrack eval DIRS --stand-in finder`), it reads 177 of
+      180 moves with 184 read instead of 154 with 183, and six final states right instead of
+      one; but with the shipped finder, whose outlines of fanned cards are often off, 146 with
+      213 read instead of 146 with 199, and the bundled 3-player clip 1 of 11 instead of 4
+      (`models/identifier.md`). Named, a covered card no longer holds its area back while
+      the finder's view of the area is wrong.
     - `max_identify_per_frame`: identifier calls per frame at most (new and turned-over cards
       first, moved ones after). Lower bounds the frame time when many cards move at once; the
       rest wait a frame or two.
@@ -342,7 +346,7 @@ class PipelineConfig:
     refine_covered: bool = True
     refine_tolerance: float | None = None
     max_identify_per_frame: int = 12
-    read_covered: bool = True
+    read_covered: bool = False
     covered_by_at_most: int = 3
     covered_sure: float = 0.8
     covered_shape: float | None = 0.15
@@ -664,6 +668,7 @@ def identify_tracks(
     to_table: TableMap | None = None,
     card_mm: tuple[float, float] | None = None,
     from_table: TableMap | None = None,
+    may_be_covered: Callable[[np.ndarray], np.ndarray] | None = None,
 ) -> int:
     """Stage `identify`: crop, identify and record the tracks that need it and the `refresh`
     ones; returns how many were identified (an unknown crop is left for the next frame).
@@ -681,7 +686,9 @@ def identify_tracks(
     that outline overlaps another card seen (`overlapped`), and named only by an answer of
     `PipelineConfig.retry_sure` or more.
     A refreshed card's reading is recorded `settle_rereads` times, so that it outweighs what
-    was known of the card before."""
+    was known of the card before.
+    A card that another overlaps is read from its visible part as well (`read_covered`), where
+    `may_be_covered` (table millimetres -> bool per point; None: everywhere) allows it."""
     asked = identify_requests(tracker.tracks_needing_identification(), config.max_identify_per_frame)
     listed = {r.track_id for r in asked}
     fresh = {r.track_id for r in refresh}
@@ -731,6 +738,10 @@ def identify_tracks(
         # A card of a fan or a row that another card overlaps: read again from what each set of
         # its neighbours would leave of it, lying on it; the best answer is kept.
         fans = overlapped(tracker, requests, corners)
+        if to_table is not None and may_be_covered is not None and fans.any():
+            # A pile's lower card or a holder's card is not read from a sliver beside the top.
+            centres = np.asarray(to_table(corners.mean(axis=1)), np.float64).reshape(-1, 2)
+            fans &= np.asarray(may_be_covered(centres), bool)
         if to_table is not None and card_mm is not None and config.covered_shape is not None:
             # Which part of the crop shows needs the card's outline: a quad that is not shaped
             # like a card (one spanning two cards of a fan) is not read so.
@@ -1057,6 +1068,13 @@ class Pipeline:
                                               table_to_image=profile.table_to_image)
         self._counts: dict[str, int] = {}  # counter zone -> its number when last counted
 
+    def _may_be_covered(self, points_mm: np.ndarray) -> np.ndarray:
+        """Per table point, whether a card there may lie partly under its neighbours: in a
+        spread or a fan, or outside every zone (a TNT blast laid out), not on a pile or in a
+        one-card place."""
+        stacked = {z.id for z in self.layout.zones if z.stacking in (Stacking.TOP_VISIBLE, Stacking.SINGLE)}
+        return np.array([z not in stacked for z in self.layout.assign_zones(points_mm)], bool)
+
     def _to_table(self, points: np.ndarray) -> np.ndarray:
         return self.profile.image_to_table(points)
 
@@ -1118,7 +1136,8 @@ class Pipeline:
                 placed = zone_cards(self.layout, before, cfg)
                 refresh = refresh_requests(before, placed, settle.changed_since_last_settle)
             identify_tracks(self.tracker, self.identifier, image, index, cfg, refresh, self.corner_refiner,
-                            self._to_table, self.layout.card_mm, self.profile.table_to_image)
+                            self._to_table, self.layout.card_mm, self.profile.table_to_image,
+                            self._may_be_covered)
         tracks = self.tracker.tracks
         with timed("zones"):
             contents = zone_cards(self.layout, tracks, cfg)

@@ -38,7 +38,8 @@ from vision.evaluate import (
 )
 
 MODES = ("models", "merge")
-FOOTAGE_ONLY = ("truth", "tolerance", "shard", "oracle", "stand_in", "frames", "calibration", "setup")
+FOOTAGE_ONLY = ("truth", "tolerance", "shard", "oracle", "stand_in", "frames", "calibration", "setup",
+                "read_covered")
 MODELS_ONLY = ("scenes", "eval_seed", "card", "per_turn", "scans", "identifier_scenes", "seed", "only", "work",
                "threads")
 REBASELINE = ("cardtrack eval datasets/footage/* --report out/eval "
@@ -121,6 +122,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser.add_argument("--identifier-inset", type=inset_share, default=None, metavar="SHARE",
                         help="share of a crop trimmed off each side for its second view (default: "
                              "vision.identify.CARD_INSET; 0: each crop read once, as before it)")
+    parser.add_argument("--read-covered", action="store_true",
+                        help="read a card another card overlaps from its visible part as well "
+                             "(PipelineConfig.read_covered; models/identifier.md)")
     parser.add_argument("--art", type=Path, default=None, metavar="PACK",
                         help="art pack the identifier matches against (default: the game's proxy "
                              "art), e.g. a deck enrolled with `cardtrack deck enroll`")
@@ -206,7 +210,7 @@ def eval_footage(args: argparse.Namespace) -> int:
         setup = read_setup(args.setup)
     models = ModelChoice(finder=args.finder, identifier=args.identifier, oracle=args.oracle,
                          stand_in=args.stand_in, threads=1,
-                         art=args.art, identifier_inset=args.identifier_inset)
+                         art=args.art, identifier_inset=args.identifier_inset, read_covered=args.read_covered)
     options = EvalOptions(models=models, tolerance_frames=args.tolerance, max_frames=args.frames,
                           sheets=not args.no_sheets, profile=args.calibration, setup=setup)
     jobs = args.jobs or os.cpu_count() or 1

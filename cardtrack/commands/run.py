@@ -69,6 +69,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                         help="share of a crop trimmed off each side for the identifier's second view "
                              "(default: vision.identify.CARD_INSET; 0: each crop read once, about "
                              "half the identifier's time per card, with more cards named wrongly)")
+    parser.add_argument("--read-covered", action="store_true",
+                        help="read a card another card overlaps (a fanned hand) from its visible part "
+                             "as well; measured in models/identifier.md")
     parser.add_argument("--threads", type=int, default=1, help="threads for each model")
     parser.add_argument("--art", default="proxy", metavar="PACK|proxy",
                         help="the deck's art pack the identifier matches against: a folder written by "
@@ -136,7 +139,8 @@ def prepare(args: argparse.Namespace) -> tuple[Pipeline, dict[str, Any] | None, 
     elif truth is not None:
         setup = setup_from_truth(truth, ruleset, source=str(truth_path))
     fps = truth.clip.fps if truth is not None else None
-    config = PipelineConfig.for_game(args.game, fps=fps, camera_check=args.calibration is not None)
+    config = PipelineConfig.for_game(args.game, fps=fps, camera_check=args.calibration is not None,
+                                     read_covered=getattr(args, "read_covered", False))
     pack = open_pack(args.art, args.game) if args.art != "proxy" else None
     pipeline = Pipeline.from_models(
         config, game=args.game, players=players, profile=profile, finder_path=args.finder,

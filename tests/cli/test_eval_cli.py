@@ -148,6 +148,25 @@ def test_modes_are_chosen_by_the_first_word_and_flags_must_fit_the_mode() -> Non
     assert code == 2 and "--per-turn" in err
     code, _, err = run_cli(["eval", "merge"])
     assert code == 2 and "shard summaries" in err
+    code, _, err = run_cli(["eval", "models", "--read-covered"])
+    assert code == 2 and "--read-covered" in err
+    code, _, err = run_cli(["eval", str(FOOTAGE / CLIPS[0]), "--oracle", "--read-covered"])
+    assert code == 2 and "read_covered" in err
+
+
+def test_eval_reads_covered_cards_when_asked_and_says_so_in_the_summary(tmp_path: Path) -> None:
+    summaries = {}
+    for on in (False, True):
+        out_dir = tmp_path / str(on)
+        code, _, err = run_cli(["eval", str(FOOTAGE / CLIPS[0]), "--frames", "40", "--quiet", "--no-sheets",
+                                "--report", str(out_dir), *(["--read-covered"] if on else [])])
+        assert code == 0, err
+        summaries[on] = json.loads((out_dir / "summary.json").read_text(encoding="utf-8"))
+    assert summaries[True]["models"]["read_covered"] is True and "read_covered" not in summaries[False]["models"]
+    # The fanned players' cards are read again from their visible part: more crops answered.
+    before, after = (summaries[k]["overall"]["identifier"] for k in (False, True))
+    assert after["crops"] > before["crops"]
+    assert after["crops"] - after["unknown"] > before["crops"] - before["unknown"]
 
 
 def test_the_models_mode_runs_the_model_reports_without_torch(tmp_path: Path) -> None:

@@ -627,17 +627,18 @@ def test_a_card_of_a_fan_is_named_from_what_shows_of_it(tmp_path: Path) -> None:
         assert len(covering_quads(tracker, tracker.tracks[0].track_id, tracker.tracks[0].corners, 3)) >= 1
         return {order[t.track_id]: t.face for t in tracker.tracks}
 
-    assert read(PipelineConfig()) == {0: "wood-3", 1: "diamond-1", 2: "creeper"}
-    whole = read(PipelineConfig(read_covered=False))
+    on = PipelineConfig(read_covered=True)
+    assert read(on) == {0: "wood-3", 1: "diamond-1", 2: "creeper"}
+    whole = read(PipelineConfig())  # off by default
     assert whole[2] == "creeper"  # the card on top reads whole
     assert whole[0] != "wood-3" or whole[1] != "diamond-1"  # the covered ones mostly do not
     # Measured on the table, the outlines are a card's (60 x 84 px at 1 px per mm): read so.
-    assert read(PipelineConfig(), card_mm=(60.0, 84.0)) == {0: "wood-3", 1: "diamond-1", 2: "creeper"}
+    assert read(on, card_mm=(60.0, 84.0)) == {0: "wood-3", 1: "diamond-1", 2: "creeper"}
     # Outlines half again as wide as the layout's cards: which part shows is not known.
-    assert read(PipelineConfig(), card_mm=(40.0, 84.0)) == whole
-    assert read(PipelineConfig(covered_shape=None), card_mm=(40.0, 84.0))[0] == "wood-3"
+    assert read(on, card_mm=(40.0, 84.0)) == whole
+    assert read(replace(on, covered_shape=None), card_mm=(40.0, 84.0))[0] == "wood-3"
     # An answer from the visible part counts only when sure enough.
-    assert read(PipelineConfig(covered_sure=1.0)) == whole
+    assert read(replace(on, covered_sure=1.0)) == whole
     with pytest.raises(PipelineError, match="covered_by_at_most"):
         PipelineConfig(covered_by_at_most=0)
     with pytest.raises(PipelineError, match="covered_sure"):
@@ -899,6 +900,21 @@ def test_an_identifier_that_answers_too_few_crops_is_a_clear_error() -> None:
         pipeline.process(Frame(index=0, time=0.0, image=image, source="test"))
 
 
+def test_only_cards_of_spreads_and_loose_cards_are_read_from_their_visible_part() -> None:
+    truth = _truth()
+    pipeline = Pipeline(
+        PipelineConfig.for_game("minecraft-card-game", camera_check=False, read_covered=True),
+        game="minecraft-card-game", players=2, profile=profile_from_truth(truth),
+        finder=_OneCardFinder(), identifier=_BrokenIdentifier(),
+    )
+    layout = pipeline.layout
+    points = np.array([layout.zone("resource-pile-2").center, layout.zone("player-1").center,
+                       layout.zone("reserve-1").center, layout.zone("discard").center, (-5000.0, -5000.0)])
+    # A pile shows its top only, a holder one card; a player's area is a spread, and a card
+    # outside every zone (a TNT blast laid out) may lie under another too.
+    assert pipeline._may_be_covered(points).tolist() == [False, True, False, False, True]
+
+
 # -- the whole clip -------------------------------------------------------------------------------
 
 _CACHE: dict[str, Any] = {}
@@ -1101,6 +1117,10 @@ def test_the_identifier_inset_chosen_for_a_run_reaches_its_identifier(capsys: py
     assert once.identifier.embedder.inset == 0.0
     shipped, _, _ = prepare(build_parser().parse_args(["run", "--source", source]))
     assert shipped.identifier.embedder.inset == CARD_INSET
+    # A covered card is read from its visible part only when asked for.
+    assert not shipped.config.read_covered and shipped.identifier.reads_covered
+    covered, _, _ = prepare(build_parser().parse_args(["run", "--source", source, "--read-covered"]))
+    assert covered.config.read_covered
     with pytest.raises(SystemExit):
         main(["run", "--source", source, "--identifier-inset", "0.5"])
     assert "--identifier-inset: expected a share of the crop from 0 to under 0.5" in capsys.readouterr().err
