@@ -24,6 +24,12 @@ face) by minimising the negative log-likelihood (`vision.train.calibrate`), and 
 model file's metadata. A face that looks the same
 turned (its two embeddings closer than `SYMMETRIC_COSINE`) cannot show its orientation: its two
 entries are merged into one candidate reported as not turned.
+
+A card half under another card is read from the part that shows: a model with per-cell
+outputs (`vision.train.cells`; the shipped one) gives its embedding's terms per cell of its
+last feature map (`Identifier.cells`), the gallery keeps each face's, and `Gallery.match_visible`
+compares the cells seen (`visible_cells` of a mask of the crop) with the same cells of every
+face (`masked_embeddings`).
 """
 
 from __future__ import annotations
@@ -56,9 +62,9 @@ SYMMETRIC_COSINE: Final = 0.9
 MIN_SCORE: Final = 1e-9  # scores are floored here so every candidate stays strictly positive
 META_PREFIX: Final = "cardtrack."
 CELLS_KEY: Final = META_PREFIX + "cells"
-CELL_LAYOUT: Final = "cell_layout"
-CELL_CONTENT: Final = "cell_content"
 """Metadata key of a model with per-cell outputs: its feature grid, rows x columns (`"7x5"`)."""
+CELL_LAYOUT: Final = "cell_layout"  # the per-cell outputs' names (`vision.train.cells`)
+CELL_CONTENT: Final = "cell_content"
 VISIBLE_CELL: Final = 0.5
 """A cell of the feature grid counts as seen when at least this share of it is visible."""
 MIN_VISIBLE_CELLS: Final = 3
