@@ -979,6 +979,12 @@ class Pipeline:
         self.players = players
         self.finder = finder
         self.identifier = identifier
+        if self.config.read_covered and not getattr(identifier, "reads_covered", False):
+            raise PipelineError(
+                "read_covered: this identifier cannot read a covered card's visible part (its model "
+                "has no per-cell outputs: add them with `python -m vision.train.cells MODEL.onnx`, or "
+                "use the shipped models/identifier.onnx); leave --read-covered out to read whole cards only"
+            )
         # A `vision.corners.CornerRefiner` for the crops (its answers kept for cards that stay
         # put, `KeptRefinements`), or None.
         self.corner_refiner = KeptRefinements(corners) if corners is not None else None

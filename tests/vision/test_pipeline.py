@@ -902,11 +902,11 @@ def test_an_identifier_that_answers_too_few_crops_is_a_clear_error() -> None:
 
 def test_only_cards_of_spreads_and_loose_cards_are_read_from_their_visible_part() -> None:
     truth = _truth()
-    pipeline = Pipeline(
-        PipelineConfig.for_game("minecraft-card-game", camera_check=False, read_covered=True),
-        game="minecraft-card-game", players=2, profile=profile_from_truth(truth),
-        finder=_OneCardFinder(), identifier=_BrokenIdentifier(),
-    )
+    common: dict[str, Any] = {"game": "minecraft-card-game", "players": 2, "profile": profile_from_truth(truth),
+                              "finder": _OneCardFinder(), "identifier": _BrokenIdentifier()}
+    with pytest.raises(PipelineError, match="cannot read a covered card"):  # it has no identify_visible
+        Pipeline(PipelineConfig.for_game("minecraft-card-game", camera_check=False, read_covered=True), **common)
+    pipeline = Pipeline(PipelineConfig.for_game("minecraft-card-game", camera_check=False), **common)
     layout = pipeline.layout
     points = np.array([layout.zone("resource-pile-2").center, layout.zone("player-1").center,
                        layout.zone("reserve-1").center, layout.zone("discard").center, (-5000.0, -5000.0)])
