@@ -37,7 +37,7 @@ from __future__ import annotations
 import hashlib
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, Protocol, cast
 
@@ -54,7 +54,7 @@ from vision.preprocess import (
 )
 
 DEFAULT_MODEL: Final = Path(__file__).resolve().parent.parent / "models" / "identifier.onnx"
-GALLERY_VERSION: Final = 2
+GALLERY_VERSION: Final = 3
 CARD_INSET: Final = 0.08
 """Each crop is embedded twice, as cut and with this share of its width and height trimmed off
 every side (then enlarged back), and the two embeddings are added (`Identifier.embed`)."""
@@ -155,15 +155,18 @@ class CellEmbedder(Embedder, Protocol):
 
 
 def masked_embeddings(layout: np.ndarray, content: np.ndarray, weights: np.ndarray) -> np.ndarray:
-    """Unit embeddings of what is seen of crops, from a model's per-cell terms (n, cells, dim)
-    and each crop's cell weights (n, cells), 1 where a cell is seen: the layout terms summed
-    over the seen cells plus the content terms' mean over them (`vision.train.cells`). With
-    every cell seen this is the model's own embedding. A crop with no cell seen gets zeros."""
+    """(masks, n, dim) unit embeddings of what each mask leaves seen of n crops, from the
+    crops' per-cell terms, cell-major (cells, n, dim), and the masks' cell weights (masks,
+    cells), 1 where a cell is seen: the layout terms summed over the seen cells plus the
+    content terms' mean over them (`vision.train.cells`), every mask in one matrix product.
+    With every cell seen this is the model's own embedding."""
     w = np.asarray(weights, np.float32)
-    lay = np.einsum("ncd,nc->nd", np.asarray(layout, np.float32), w)
-    con = np.einsum("ncd,nc->nd", np.asarray(content, np.float32), w)
-    con /= np.maximum(w.sum(axis=1, keepdims=True), 1e-6)
-    return _normalise_rows(lay + con)
+    cells, n, dim = layout.shape
+    flat = (cells, n * dim)  # cell-major terms reshape without a copy
+    raw = w @ np.asarray(layout, np.float32).reshape(flat)
+    raw += (w @ np.asarray(content, np.float32).reshape(flat)) / np.maximum(w.sum(axis=1, keepdims=True), 1e-6)
+    raw = raw.reshape(len(w), n, dim)
+    return raw / np.maximum(np.linalg.norm(raw, axis=2, keepdims=True), 1e-12)
 
 
 def visible_cells(mask: np.ndarray, grid: tuple[int, int], inset: float) -> np.ndarray:
@@ -313,9 +316,9 @@ class Identifier:
         return _normalise_rows(np.asarray(out))
 
     def cells(self, crops: Sequence[np.ndarray] | np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """The per-cell terms of crops, layout and content, each (n, views, cells, dim): the
-        crop as cut, then its `inset` view when the inset is above 0 (as `embed` reads it).
-        `masked_embeddings` of a view's terms with the cells seen gives what is seen of it."""
+        """The per-cell terms of crops, layout and content, each (views, cells, n, dim): the
+        crops as cut, then their `inset` views when the inset is above 0 (as `embed` reads
+        them). `masked_embeddings` of a view's terms with the cells seen gives what is seen."""
         if self._grid is None:
             raise IdentifierError(
                 f"{self._path}: this identifier model has no per-cell outputs, so it cannot read "
@@ -323,16 +326,19 @@ class Identifier:
                 f"{self._path}` or use the shipped models/identifier.onnx"
             )
         n = len(crops)
-        views = [*crops, *(inset_view(c, self._inset) for c in crops)] if self._inset else list(crops)
-        batch = preprocess_batch(views)
+        views = 2 if self._inset else 1
         cells = self._grid[0] * self._grid[1]
         if not n:
-            empty = np.zeros((0, 2 if self._inset else 1, cells, self._dim), np.float32)
+            empty = np.zeros((views, cells, 0, self._dim), np.float32)
             return empty, empty.copy()
-        layout, content = self._session.run([CELL_LAYOUT, CELL_CONTENT], {self._input: batch})
-        shape = (len(views) // n, n, cells, self._dim)
-        return (np.asarray(layout, np.float32).reshape(shape).swapaxes(0, 1),
-                np.asarray(content, np.float32).reshape(shape).swapaxes(0, 1))
+        layout, content = self._session.run([CELL_LAYOUT, CELL_CONTENT], {self._input: preprocess_batch(self._views(crops))})
+        shape = (views, n, cells, self._dim)
+        return (np.ascontiguousarray(np.asarray(layout, np.float32).reshape(shape).transpose(0, 2, 1, 3)),
+                np.ascontiguousarray(np.asarray(content, np.float32).reshape(shape).transpose(0, 2, 1, 3)))
+
+    def _views(self, crops: Sequence[np.ndarray] | np.ndarray) -> list[np.ndarray]:
+        """The crops as cut, then their `inset` views when the inset is above 0."""
+        return [*crops, *(inset_view(c, self._inset) for c in crops)] if self._inset else list(crops)
 
     def embed(self, crops: Sequence[np.ndarray] | np.ndarray) -> np.ndarray:
         """Embeddings of rectified BGR uint8 card crops (any size; see `vision.preprocess`):
@@ -345,7 +351,7 @@ class Identifier:
         if not self._inset:
             return self.embed_tensors(preprocess_batch(crops))
         n = len(crops)
-        both = self.embed_tensors(preprocess_batch([*crops, *(inset_view(c, self._inset) for c in crops)]))
+        both = self.embed_tensors(preprocess_batch(self._views(crops)))
         return _normalise_rows(both[:n] + both[n:])
 
 
@@ -424,20 +430,21 @@ def _face_embeddings(images: Mapping[str, np.ndarray], embedder: Embedder,
 
 
 def _face_cells(images: Mapping[str, np.ndarray], embedder: CellEmbedder) -> tuple[np.ndarray, np.ndarray]:
-    """Per-cell terms of every gallery entry (2 × faces, views, cells, dim), layout then content:
-    the mean over the face's `gallery_views`, as its embedding is their mean."""
-    cells = embedder.cells
+    """Per-cell terms of every gallery entry, layout then content, each (views, cells,
+    2 × faces, dim) as `Identifier.cells` gives them: per face the mean over its
+    `gallery_views` (as its embedding is their mean), its 0° entry then its 180° one."""
     layouts: list[np.ndarray] = []
     contents: list[np.ndarray] = []
     for image in images.values():
         views = gallery_views(image)
         turned = [np.ascontiguousarray(v[::-1, ::-1]) for v in views]
-        layout, content = cells(views + turned)
+        layout, content = embedder.cells(views + turned)
         n = len(views)
         for part in (slice(0, n), slice(n, 2 * n)):
-            layouts.append(layout[part].mean(axis=0))
-            contents.append(content[part].mean(axis=0))
-    return np.stack(layouts).astype(np.float32), np.stack(contents).astype(np.float32)
+            layouts.append(layout[:, :, part].mean(axis=2))
+            contents.append(content[:, :, part].mean(axis=2))
+    return (np.ascontiguousarray(np.stack(layouts, axis=2), np.float32),
+            np.ascontiguousarray(np.stack(contents, axis=2), np.float32))
 
 
 def default_cache_dir() -> Path:
@@ -471,10 +478,10 @@ class Gallery:
     key: str = ""
     from_cache: bool = False
     cell_layout: np.ndarray | None = None
-    """Per-cell terms of each entry (rows as `embeddings`; views, cells, dim) when the model has
-    them (`Identifier.cells`): what `match_visible` compares the visible part of a card with."""
+    """Per-cell terms of the entries (views, cells, entries as the rows of `embeddings`, dim)
+    when the model has them (`Identifier.cells`): what `match_visible` compares the visible
+    part of a card with."""
     cell_content: np.ndarray | None = None
-    _by_cell: dict[int, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict, init=False, repr=False)
 
     def __post_init__(self) -> None:
         if self.embeddings.ndim != 2 or self.embeddings.shape[0] != 2 * len(self.faces):
@@ -538,6 +545,8 @@ class Gallery:
                     stored = str(data["key"])
                     layout = np.asarray(data["cell_layout"], np.float32) if wants_cells else None
                     content = np.asarray(data["cell_content"], np.float32) if wants_cells else None
+                if layout is not None and (layout.ndim != 4 or layout.shape[2] != 2 * len(faces)):
+                    raise IdentifierError("cached per-cell terms of another shape")
                 if stored == key and faces == tuple(pack.faces):
                     return cls(faces=faces, embeddings=emb, calibration=embedder.calibration,
                                game=pack.game, key=key, from_cache=True, cell_layout=layout,
@@ -580,8 +589,8 @@ class Gallery:
     def match_visible(self, layout: np.ndarray, content: np.ndarray, weights: np.ndarray,
                       top_k: int = 5, threshold: float | None = None) -> list[Match]:
         """What is seen of one crop, matched against what the same cells show of every entry:
-        `layout` and `content` are the crop's per-cell terms (views, cells, dim;
-        `Identifier.cells`), `weights` (masks, views, cells) which cells are seen
+        `layout` and `content` are the crop's per-cell terms (views, cells, 1, dim;
+        `Identifier.cells` of one crop), `weights` (masks, views, cells) which cells are seen
         (`visible_cells`), one answer per mask. The entries are masked as the crop is, so a
         card half under another is compared with the half of each face that shows."""
         if self.cell_layout is None or self.cell_content is None:
@@ -592,39 +601,17 @@ class Gallery:
         if top_k < 1:
             raise IdentifierError(f"top_k must be at least 1, got {top_k}")
         w = np.asarray(weights, np.float32)
-        views = self.cell_layout.shape[1]
-        if w.ndim != 3 or w.shape[1:] != (views, self.cell_layout.shape[2]) or layout.shape != self.cell_layout.shape[1:]:
+        views, cells, _, dim = self.cell_layout.shape
+        if w.ndim != 3 or w.shape[1:] != (views, cells) or layout.shape != (views, cells, 1, dim):
             raise IdentifierError(
-                f"gallery: expected a crop's cells {self.cell_layout.shape[1:]} and weights "
-                f"(masks, {views}, {self.cell_layout.shape[2]}), got {layout.shape} and {w.shape}"
+                f"gallery: expected one crop's cells {(views, cells, 1, dim)} and weights "
+                f"(masks, {views}, {cells}), got {layout.shape} and {w.shape}"
             )
-        n, _, _, dim = self.cell_layout.shape
-        k = len(w)
-        count = np.maximum(w.sum(axis=2, keepdims=True), 1e-6)  # (k, views, 1)
-        query = np.zeros((k, dim), np.float32)
-        entries = np.zeros((k, n, dim), np.float32)
-        for v in range(views):
-            # Every mask at once: (k, cells) @ (cells, n × dim), the entries' terms cell-major.
-            lay, con = self._cells_by_cell(v)
-            raw = (w[:, v] @ lay + w[:, v] @ con / count[:, v]).reshape(k, n, dim)
-            entries += raw / np.maximum(np.linalg.norm(raw, axis=2, keepdims=True), 1e-12)
-            q = w[:, v] @ np.asarray(layout[v], np.float32) + w[:, v] @ np.asarray(content[v], np.float32) / count[:, v]
-            query += _normalise_rows(q)
+        entries = sum(masked_embeddings(self.cell_layout[v], self.cell_content[v], w[:, v]) for v in range(views))
+        query = sum(masked_embeddings(layout[v], content[v], w[:, v]) for v in range(views))
         entries /= np.maximum(np.linalg.norm(entries, axis=2, keepdims=True), 1e-12)
-        sims = np.einsum("knd,kd->kn", entries, _normalise_rows(query))
+        sims = np.einsum("knd,kd->kn", entries, _normalise_rows(query[:, 0]))
         return self._matches(calibrated_probabilities(sims, self.symmetric, self.calibration), top_k, threshold)
-
-    def _cells_by_cell(self, view: int) -> tuple[np.ndarray, np.ndarray]:
-        """The entries' per-cell terms of one view as (cells, entries × dim) matrices, made once."""
-        cache = self._by_cell
-        if view not in cache:
-            assert self.cell_layout is not None and self.cell_content is not None
-            n, _, cells, dim = self.cell_layout.shape
-            cache[view] = tuple(
-                np.ascontiguousarray(np.asarray(part[:, view], np.float32).transpose(1, 0, 2).reshape(cells, n * dim))
-                for part in (self.cell_layout, self.cell_content)
-            )
-        return cache[view]
 
     def _matches(self, p: np.ndarray, top_k: int, threshold: float | None) -> list[Match]:
         limit = self.calibration.threshold if threshold is None else threshold

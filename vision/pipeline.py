@@ -207,7 +207,7 @@ class GalleryIdentifier:
         enough = weights.sum(axis=2).min(axis=1) >= MIN_VISIBLE_CELLS
         out: list[tuple[FaceCandidate, ...]] = [() for _ in masks]
         if enough.any():
-            matches = self.gallery.match_visible(layout[0], content[0], weights[enough], self.top_k)
+            matches = self.gallery.match_visible(layout, content, weights[enough], self.top_k)
             for k, m in zip(np.flatnonzero(enough).tolist(), matches, strict=True):
                 out[k] = () if m.unknown else tuple(m.candidates)
         return out

@@ -224,13 +224,20 @@ def test_the_cell_terms_sum_to_the_embedding(identifier: Identifier, own_pack: A
     crops = [_webcam_size(own_pack.image(f)) for f in OWN[:4]]
     layout, content = identifier.cells(crops)
     rows, cols = identifier.cell_grid or (0, 0)
-    assert layout.shape == content.shape == (4, 2, rows * cols, identifier.dim)
-    every = np.ones((4, rows * cols), np.float32)
-    views = masked_embeddings(layout[:, 0], content[:, 0], every) + masked_embeddings(layout[:, 1], content[:, 1], every)
+    assert layout.shape == content.shape == (2, rows * cols, 4, identifier.dim)
+    # Every cell seen: each view's own embedding, and the two views added, the crop's.
+    every = np.ones((1, rows * cols), np.float32)
+    views = masked_embeddings(layout[0], content[0], every)[0] + masked_embeddings(layout[1], content[1], every)[0]
     summed = views / np.linalg.norm(views, axis=1, keepdims=True)
     np.testing.assert_allclose(summed, identifier.embed(crops), atol=1e-5)
+    # Several masks at once are each the mask alone.
+    half = np.zeros((1, rows * cols), np.float32)
+    half[0, : rows * cols // 2] = 1
+    both = masked_embeddings(layout[0], content[0], np.concatenate([every, half]))
+    np.testing.assert_allclose(both[1], masked_embeddings(layout[0], content[0], half)[0], atol=1e-6)
+    assert not np.allclose(both[0], both[1], atol=1e-3)
     empty_layout, _ = identifier.cells([])
-    assert empty_layout.shape == (0, 2, rows * cols, identifier.dim)
+    assert empty_layout.shape == (2, rows * cols, 0, identifier.dim)
 
 
 def test_visible_cells_follow_the_mask_and_the_crops_turn(identifier: Identifier) -> None:
@@ -262,11 +269,11 @@ def test_a_card_half_under_another_is_read_from_its_visible_part(gallery: Galler
         unknown_whole += whole.unknown or whole.best is None or whole.best.face != under
         layout, content = identifier.cells([crop])
         weights = visible_cells(mask, identifier.cell_grid or (0, 0), identifier.inset)
-        (seen,) = gallery.match_visible(layout[0], content[0], weights[None])
+        (seen,) = gallery.match_visible(layout, content, weights[None])
         assert seen.best is not None and seen.best.face == under and not seen.unknown, (under, seen)
         # The same crop with the whole of it taken as seen reads as the whole crop does (within
         # the gallery's views, whose cell terms are averaged, not their unit embeddings).
-        (as_whole,) = gallery.match_visible(layout[0], content[0], np.ones_like(weights)[None])
+        (as_whole,) = gallery.match_visible(layout, content, np.ones_like(weights)[None])
         assert as_whole.best is not None and whole.best is not None
         assert as_whole.best.face == whole.best.face
         assert as_whole.best.score == pytest.approx(whole.best.score, abs=0.02)
@@ -278,11 +285,11 @@ def test_match_visible_needs_the_cell_terms_and_their_shape(gallery: Gallery, id
     layout, content = identifier.cells([_webcam_size(own_pack.image("wood-1"))])
     rows, cols = identifier.cell_grid or (0, 0)
     with pytest.raises(IdentifierError, match="weights"):
-        gallery.match_visible(layout[0], content[0], np.ones((1, rows * cols), np.float32))
+        gallery.match_visible(layout, content, np.ones((1, rows * cols), np.float32))
     bare = Gallery(faces=gallery.faces, embeddings=gallery.embeddings, calibration=gallery.calibration)
     assert not bare.reads_covered
     with pytest.raises(IdentifierError, match="per-cell"):
-        bare.match_visible(layout[0], content[0], np.ones((1, 2, rows * cols), np.float32))
+        bare.match_visible(layout, content, np.ones((1, 2, rows * cols), np.float32))
 
 
 def test_a_symmetric_face_reads_one_way_up(identifier: Identifier) -> None:

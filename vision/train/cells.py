@@ -133,7 +133,8 @@ def cell_difference(model: Any, *, n: int = 3, seed: int = 0) -> float:
     rng = np.random.default_rng(seed)
     x = rng.normal(0.0, 1.0, (n, *shape[1:])).astype(np.float32)
     emb, layout, content = session.run(["embeddings", LAYOUT_OUTPUT, CONTENT_OUTPUT], {session.get_inputs()[0].name: x})
-    summed = masked_embeddings(layout, content, np.ones((n, layout.shape[1]), np.float32))
+    every = np.ones((1, layout.shape[1]), np.float32)
+    summed = masked_embeddings(layout.transpose(1, 0, 2), content.transpose(1, 0, 2), every)[0]
     return float(np.abs(summed - emb).max())
 
 
