@@ -47,8 +47,8 @@ from vision.capture import Frame
 from vision.corners import KeptRefinements
 from vision.detections import Detections, iou_matrix
 from vision.finder import FinderConfig, Peaks, Refine
-from vision.identify import FaceCandidate
-from vision.preprocess import INPUT_HEIGHT, INPUT_WIDTH, rectify
+from vision.identify import MIN_VISIBLE_CELLS, FaceCandidate, visible_cells
+from vision.preprocess import INPUT_HEIGHT, INPUT_WIDTH, crop_transform, rectify
 from vision.settle import SettleConfig, SettleGate, SettleState
 from vision.synth.truth import Checkpoint, Truth
 from vision.timing import StageTimer
@@ -197,8 +197,6 @@ class GalleryIdentifier:
         leaves of it: per mask the candidates, empty where unknown or where fewer than
         `MIN_VISIBLE_CELLS` cells of the model's grid are seen. `corners` (4, 2): where the
         crop was cut, for callers that record it."""
-        from vision.identify import MIN_VISIBLE_CELLS, visible_cells
-
         del corners, frame_index
         if not masks:
             return []
@@ -508,27 +506,32 @@ _URGENCY = {IdentifyReason.NEW: 0, IdentifyReason.APPEARANCE: 1, IdentifyReason.
             IdentifyReason.UNSURE: 4, IdentifyReason.RETRY: 5}
 
 
-def overlapped(tracker: CardTracker, requests: Sequence[IdentifyRequest], corners: np.ndarray) -> np.ndarray:
-    """Per request, whether another card seen in this frame overlaps it (quad IoU over 0.02):
-    a card of a fan or a row, whose corners the refiner would pull onto its neighbour's edges."""
+OVERLAP_IOU = 0.02  # quad IoU over which two cards seen overlap (a fan's or a row's)
+
+
+def overlaps(tracker: CardTracker, track_ids: Sequence[int], corners: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The quad IoU (n, m) of each card's `corners` (n, 4, 2) with the m cards seen in this
+    frame (0 with the card itself, by `track_ids`), and those cards' outlines (m, 4, 2)."""
     seen = [t for t in tracker.tracks if t.detection_index is not None]
-    if len(seen) < 2:
-        return np.zeros(len(requests), bool)
-    others = np.array([t.track_id for t in seen])[None, :] != np.array([r.track_id for r in requests])[:, None]
-    iou = iou_matrix(np.asarray(corners, np.float32), np.stack([np.asarray(t.corners, np.float32) for t in seen]))
-    return np.asarray(((iou > 0.02) & others).any(axis=1))
-
-
-def covering_quads(tracker: CardTracker, track_id: int, corners: np.ndarray, limit: int) -> list[np.ndarray]:
-    """The outlines of the cards seen in this frame that overlap a card's `corners` (quad IoU
-    over 0.02, as `overlapped`), the most overlapping first, at most `limit`: the cards that
-    may lie on it."""
-    seen = [t for t in tracker.tracks if t.detection_index is not None and t.track_id != track_id]
-    if not seen or limit < 1:
-        return []
+    if not seen:
+        return np.zeros((len(track_ids), 0)), np.zeros((0, 4, 2), np.float32)
     quads = np.stack([np.asarray(t.corners, np.float32) for t in seen])
-    iou = iou_matrix(np.asarray(corners, np.float32)[None], quads)[0]
-    order = [int(k) for k in np.argsort(-iou, kind="stable") if iou[k] > 0.02]
+    iou = iou_matrix(np.asarray(corners, np.float32), quads)
+    iou[np.asarray(track_ids)[:, None] == np.array([t.track_id for t in seen])[None, :]] = 0.0
+    return iou, quads
+
+
+def overlapped(tracker: CardTracker, requests: Sequence[IdentifyRequest], corners: np.ndarray) -> np.ndarray:
+    """Per request, whether another card seen in this frame overlaps it (`overlaps`): a card
+    of a fan or a row, whose corners the refiner would pull onto its neighbour's edges."""
+    iou, _ = overlaps(tracker, [r.track_id for r in requests], corners)
+    return np.asarray((iou > OVERLAP_IOU).any(axis=1))
+
+
+def covering_quads(iou: np.ndarray, quads: np.ndarray, limit: int) -> list[np.ndarray]:
+    """Of the outlines `quads` and one card's IoU with each (a row of `overlaps`), those that
+    overlap it, the most first, at most `limit`: the cards that may lie on it."""
+    order = [int(k) for k in np.argsort(-iou, kind="stable") if iou[k] > OVERLAP_IOU]
     return [quads[k] for k in order[:limit]]
 
 
@@ -540,9 +543,7 @@ def visibility_masks(corners: np.ndarray, short_first: bool, covers: Sequence[np
     import cv2
 
     width, height = (INPUT_WIDTH, INPUT_HEIGHT) if short_first else (INPUT_HEIGHT, INPUT_WIDTH)
-    dst = np.array([[-0.5, -0.5], [width - 0.5, -0.5], [width - 0.5, height - 0.5],
-                    [-0.5, height - 0.5]], np.float32)
-    to_crop = cv2.getPerspectiveTransform(np.asarray(corners, np.float32).reshape(4, 2), dst)
+    to_crop = crop_transform(corners, width=width, height=height)
     inside = [cv2.perspectiveTransform(np.asarray(q, np.float32).reshape(1, 4, 2), to_crop)[0] for q in covers]
     masks: list[np.ndarray] = []
     for size in range(1, len(inside) + 1):
@@ -737,7 +738,8 @@ def identify_tracks(
         covering = cast(CoveredCardIdentifier, identifier)
         # A card of a fan or a row that another card overlaps: read again from what each set of
         # its neighbours would leave of it, lying on it; the best answer is kept.
-        fans = overlapped(tracker, requests, corners)
+        iou, seen = overlaps(tracker, [r.track_id for r in requests], corners)
+        fans = (iou > OVERLAP_IOU).any(axis=1)
         if to_table is not None and may_be_covered is not None and fans.any():
             # A pile's lower card or a holder's card is not read from a sliver beside the top.
             centres = np.asarray(to_table(corners.mean(axis=1)), np.float64).reshape(-1, 2)
@@ -747,7 +749,7 @@ def identify_tracks(
             # like a card (one spanning two cards of a fan) is not read so.
             fans &= card_shape_errors(corners, to_table, card_mm) <= config.covered_shape
         for i in np.flatnonzero(fans).tolist():
-            covers = covering_quads(tracker, requests[i].track_id, corners[i], config.covered_by_at_most)
+            covers = covering_quads(iou[i], seen, config.covered_by_at_most)
             way = crop_shapes(corners[i], to_table)[0] if wide[i] is None else not wide[i]
             crop = crop_card(image, corners[i], short_first=way)
             masks = visibility_masks(corners[i], way, covers)
@@ -990,6 +992,9 @@ class Pipeline:
         self.corner_refiner = KeptRefinements(corners) if corners is not None else None
         self.timer = timer or StageTimer()
         self.layout = build_layout(game, players, profile.table_mm, marker_mm=profile.marker_mm)
+        # Zones where only one card shows (a pile's top, a holder's card).
+        self._one_seen = frozenset(z.id for z in self.layout.zones
+                                   if z.stacking in (Stacking.TOP_VISIBLE, Stacking.SINGLE))
         self.interpreter: Interpreter[Any, Any] = Interpreter(self.ruleset, self.config.interpret)
         if belief is None:
             belief = self.ruleset.initial_state(players=players, options=options, setup=setup)
@@ -1077,9 +1082,8 @@ class Pipeline:
     def _may_be_covered(self, points_mm: np.ndarray) -> np.ndarray:
         """Per table point, whether a card there may lie partly under its neighbours: in a
         spread or a fan, or outside every zone (a TNT blast laid out), not on a pile or in a
-        one-card place."""
-        stacked = {z.id for z in self.layout.zones if z.stacking in (Stacking.TOP_VISIBLE, Stacking.SINGLE)}
-        return np.array([z not in stacked for z in self.layout.assign_zones(points_mm)], bool)
+        one-card place (`_one_seen`)."""
+        return np.array([z not in self._one_seen for z in self.layout.assign_zones(points_mm)], bool)
 
     def _to_table(self, points: np.ndarray) -> np.ndarray:
         return self.profile.image_to_table(points)

@@ -104,10 +104,16 @@ def rectify(image: np.ndarray, corners: np.ndarray, *, width: int, height: int) 
     The result is `width` × `height` pixels; pass the card's printed aspect (a landscape card
     gives a landscape crop, which `preprocess` turns to portrait).
     """
+    m = crop_transform(corners, width=width, height=height)
+    return cv2.warpPerspective(image, m, (width, height), flags=cv2.INTER_LINEAR,
+                               borderMode=cv2.BORDER_REPLICATE)
+
+
+def crop_transform(corners: np.ndarray, *, width: int, height: int) -> np.ndarray:
+    """The 3×3 perspective map from frame pixels to the `width` × `height` crop `rectify` cuts
+    at `corners` (4, 2): what maps anything else in the frame into that crop."""
     quad = np.asarray(corners, np.float32).reshape(4, 2)
     # Corners are the card's outline; pixel centres sit half a pixel inside it.
     dst = np.array([[-0.5, -0.5], [width - 0.5, -0.5], [width - 0.5, height - 0.5],
                     [-0.5, height - 0.5]], np.float32)
-    m = cv2.getPerspectiveTransform(quad, dst)
-    return cv2.warpPerspective(image, m, (width, height), flags=cv2.INTER_LINEAR,
-                               borderMode=cv2.BORDER_REPLICATE)
+    return np.asarray(cv2.getPerspectiveTransform(quad, dst))

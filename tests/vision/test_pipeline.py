@@ -53,6 +53,7 @@ from vision.pipeline import (
     keep_plausible,
     merge_candidates,
     move_key,
+    overlaps,
     profile_from_truth,
     readable_zones,
     renewed_zones,
@@ -624,7 +625,12 @@ def test_a_card_of_a_fan_is_named_from_what_shows_of_it(tmp_path: Path) -> None:
                        image=image, frame_index=0)
         identify_tracks(tracker, identifier, image, 0, config, to_table=_squeezed(1.0), card_mm=card_mm)
         order = {t.track_id: k for k, t in enumerate(sorted(tracker.tracks, key=lambda t: float(t.corners[0][0])))}
-        assert len(covering_quads(tracker, tracker.tracks[0].track_id, tracker.tracks[0].corners, 3)) >= 1
+        ids = [t.track_id for t in tracker.tracks]
+        iou, seen = overlaps(tracker, ids, np.stack([t.corners for t in tracker.tracks]))
+        assert np.all(np.diag(iou) == 0)  # a card does not cover itself
+        # The middle card has a neighbour on each side; limited to one, the more overlapping.
+        middle = next(k for k, t in enumerate(tracker.tracks) if abs(float(t.corners[0][0]) - 105.0) < 1)
+        assert len(covering_quads(iou[middle], seen, 3)) == 2 and len(covering_quads(iou[middle], seen, 1)) == 1
         return {order[t.track_id]: t.face for t in tracker.tracks}
 
     on = PipelineConfig(read_covered=True)
