@@ -278,7 +278,7 @@ class PipelineConfig:
       (`Pipeline._may_be_covered`: only the top of a pile is read). Needs an identifier with
       per-cell outputs (`vision.train.cells`). Off by default (`--read-covered` turns it on for
       `cardtrack run` and `cardtrack eval`): on the nine Mattel development games of the README,
-      with the truth for the finder (`cardtrack eval DIRS --stand-in finder`), it reads 177 of
+      with the truth for the finder (`cardtrack eval DIRS --stand-in finder --read-covered`), 177 of
       180 moves with 184 read instead of 154 with 183, and six final states right instead of
       one; but with the shipped finder, whose outlines of fanned cards are often off, 146 with
       213 read instead of 146 with 199, and the bundled 3-player clip 1 of 11 instead of 4

@@ -421,7 +421,7 @@ def _without_cells(model: object) -> object:
 def test_cell_outputs_are_added_to_a_model_without_them(tmp_path: Path, own_pack: ArtPack) -> None:
     onnx = pytest.importorskip("onnx")
     from vision.pipeline import GalleryIdentifier
-    from vision.train.cells import add_cell_outputs, add_cell_outputs_file
+    from vision.train.cells import add_cell_outputs, add_cell_outputs_file, main
 
     bare = tmp_path / "bare.onnx"
     onnx.save(_without_cells(onnx.load(str(DEFAULT_MODEL))), str(bare))
@@ -432,6 +432,10 @@ def test_cell_outputs_are_added_to_a_model_without_them(tmp_path: Path, own_pack
     gallery = Gallery.build(own_pack, old, cache_dir=tmp_path / "cache")
     assert not gallery.reads_covered and not GalleryIdentifier(old, gallery).reads_covered
     added = add_cell_outputs_file(bare, tmp_path / "cells.onnx")
+    # The command does the same and says how close the sum is; a missing file is an error.
+    assert main([str(bare), str(tmp_path / "again.onnx")]) == 0
+    assert Identifier(tmp_path / "again.onnx").cell_grid == (7, 5)
+    assert main([str(tmp_path / "missing.onnx")]) == 1 and main([]) == 2
     new = Identifier(added)
     assert new.cell_grid == (7, 5)
     crops = [_webcam_size(own_pack.image(f)) for f in OWN[:3]]

@@ -151,7 +151,23 @@ def add_cell_outputs_file(path: str | Path, out: str | Path | None = None) -> Pa
     return dst
 
 
+def main(argv: list[str]) -> int:
+    """`python -m vision.train.cells MODEL.onnx [OUT.onnx]`: add the outputs (a model that has
+    them is left as it is) and print how far their sum is from the model's embedding."""
+    import onnx
+
+    if len(argv) not in (1, 2):
+        sys.stderr.write("usage: python -m vision.train.cells MODEL.onnx [OUT.onnx]\n")
+        return 2
+    try:
+        out = add_cell_outputs_file(*argv)
+    except (OSError, IdentifierError) as exc:
+        sys.stderr.write(f"{argv[0]}: {exc}\n")
+        return 1
+    diff = cell_difference(onnx.load(str(out)))
+    sys.stdout.write(f"{out}: per-cell outputs sum to the embedding within {diff:.1e}\n")
+    return 0
+
+
 if __name__ == "__main__":  # pragma: no cover - a maintenance command
-    if len(sys.argv) not in (2, 3):
-        sys.exit("usage: python -m vision.train.cells MODEL.onnx [OUT.onnx]")
-    sys.stdout.write(f"{add_cell_outputs_file(*sys.argv[1:])}\n")
+    sys.exit(main(sys.argv[1:]))
