@@ -592,10 +592,8 @@ def _lay(image: np.ndarray, face: np.ndarray, quad: np.ndarray) -> None:
     """Draws a face image into `image` at `quad` (TL, TR, BR, BL)."""
     h, w = face.shape[:2]
     src = np.array([[0, 0], [w, 0], [w, h], [0, h]], np.float32)
-    warped = cv2.warpPerspective(face, cv2.getPerspectiveTransform(src, quad), image.shape[1::-1])
-    inside = cv2.warpPerspective(np.full((h, w), 255, np.uint8), cv2.getPerspectiveTransform(src, quad),
-                                 image.shape[1::-1]) > 127
-    image[inside] = warped[inside]
+    cv2.warpPerspective(face, cv2.getPerspectiveTransform(src, quad), image.shape[1::-1], dst=image,
+                        borderMode=cv2.BORDER_TRANSPARENT)
 
 
 def test_a_card_of_a_fan_is_named_from_what_shows_of_it(tmp_path: Path) -> None:
