@@ -66,6 +66,7 @@ IOU_THRESHOLDS = tuple(round(0.5 + 0.05 * k, 2) for k in range(10))
 POSITIVE_VISIBLE = 0.3  # cards at least this visible must be found; less visible ones are ignored
 CORNER_VISIBLE = 0.6  # corner error is measured on found cards at least this visible
 VISIBLE_BINS = (0.0, 0.1, 0.3, 0.5, 0.7, 0.9, 1.0)  # recall bins: (lo, hi], hidden cards left out
+SCORE_PATHS = frozenset({"scores", "winner"})  # what `final_scores` compares of the final state
 SCORE_STEP = 0.01  # finder scores are pooled in steps of this size for the average precision
 PX_STEP = 0.1  # corner error histogram step, pixels
 PCT_STEP = 0.1  # corner error histogram step, % of the card width
@@ -763,6 +764,14 @@ def state_differences(read: Mapping[str, Any], truth: Mapping[str, Any], *, limi
     return out
 
 
+def final_scores_equal(read: Mapping[str, Any], truth: Mapping[str, Any]) -> bool | None:
+    """Whether the state read ends with the truth's scores and winner (`SCORE_PATHS`), however
+    the rest differs; None when the truth's final state has no scores."""
+    if "scores" not in truth:
+        return None
+    return all(_compatible(read.get(k), truth[k]) for k in SCORE_PATHS if k in truth)
+
+
 def _plain(value: Any) -> Any:
     return json.loads(json.dumps(value, default=str))
 
@@ -854,6 +863,8 @@ class Tally:
         self.latency: list[int] = []
         self.states_compared = 0
         self.states_equal = 0
+        self.scores_compared = 0  # final states whose truth lists the scores
+        self.scores_equal = 0  # of which the scores (and the winner) read were the truth's
         self.rounds = 0  # rounds collected in the truth (games with a referee)
         self.rounds_called = 0  # of which the overlay announced the right outcome
         self.frames = 0
@@ -932,7 +943,7 @@ class Tally:
         self.clips += other.clips
         for name in ("frames_scored", "detections", "positives", "crops", "unmatched_crops", "tracked_cards",
                      "tracked_correct", "moves_truth", "moves_emitted", "moves_matched", "states_compared",
-                     "states_equal", "rounds", "rounds_called", "frames"):
+                     "states_equal", "scores_compared", "scores_equal", "rounds", "rounds_called", "frames"):
             setattr(self, name, getattr(self, name) + getattr(other, name))
         self.seconds += other.seconds
         for t, table in other.ap.items():
@@ -971,6 +982,7 @@ class Tally:
             "moves_truth": self.moves_truth, "moves_emitted": self.moves_emitted,
             "moves_matched": self.moves_matched, "latency_frames": list(self.latency),
             "states_compared": self.states_compared, "states_equal": self.states_equal,
+            "scores_compared": self.scores_compared, "scores_equal": self.scores_equal,
             "rounds": self.rounds, "rounds_called": self.rounds_called,
             "frames": self.frames, "seconds": round(self.seconds, 4),
             "stages": {s: [int(c), round(t, 3)] for s, (c, t) in self.stages.items()},
@@ -985,6 +997,8 @@ class Tally:
                          "states_compared", "states_equal", "frames"):
                 setattr(t, name, int(data[name]))
             t.rounds = int(data.get("rounds", 0))  # summaries of games without a referee may lack them
+            t.scores_compared = int(data.get("scores_compared", 0))  # summaries written before them lack them
+            t.scores_equal = int(data.get("scores_equal", 0))
             t.rounds_called = int(data.get("rounds_called", 0))
             t.seconds = float(data["seconds"])
             t.ap = {str(k): {int(row[0]): [int(row[1]), int(row[2])] for row in rows}
@@ -1067,6 +1081,7 @@ class Tally:
                 "max": int(lat.max()) if len(lat) else None,
             },
             "final_state": {"compared": self.states_compared, "equal": self.states_equal},
+            "final_scores": {"compared": self.scores_compared, "equal": self.scores_equal},
             "referee": {"rounds": self.rounds, "called": self.rounds_called,
                         "accuracy": _rate(self.rounds_called, self.rounds)},
             "speed": {"frames": self.frames, "seconds": _r(self.seconds, 3),
@@ -1211,6 +1226,10 @@ def evaluate_clip(footage: Footage, options: EvalOptions, report_dir: Path | Non
         differences = state_differences(run.final_view, truth.final_state)
         tally.states_compared = 1
         tally.states_equal = int(not differences)
+        scores = final_scores_equal(run.final_view, truth.final_state)
+        if scores is not None:
+            tally.scores_compared = 1
+            tally.scores_equal = int(scores)
     tally.frames = run.frames
     tally.seconds = run.seconds
     tally.stages = {name: [s.count, s.mean_ms * s.count] for name, s in run.stages.items()}
@@ -1487,6 +1506,9 @@ def compare_figures(where: str, base: Mapping[str, Any], fresh: Mapping[str, Any
             number(f"latency_frames.{key}", tol.latency_frames, f"±{tol.latency_frames:g} frames")
     exact("final_state.compared")
     exact("final_state.equal")
+    if _get(base, "final_scores.compared"):  # baselines written before the figure lack it
+        exact("final_scores.compared")
+        exact("final_scores.equal")
     if _get(base, "referee.rounds") or _get(fresh, "referee.rounds"):
         exact("referee.rounds")
         number("referee.called", tol.count, f"±{tol.count}")

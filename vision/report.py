@@ -268,6 +268,7 @@ def report_markdown(summary: Mapping[str, Any]) -> str:
         f"| moves precision / recall / F1 | {_moves_cell(mo)} |",
         f"| latency, frames p50 / p95 / max ({lo['moves']} moves) | {_f(lo['p50'], 1)} / {_f(lo['p95'], 1)} / {_f(lo['max'])} |",
         f"| final state | {_state_cell(o['final_state'])} |",
+        f"| final scores (and winner) | {_state_cell(o.get('final_scores') or {'compared': 0})} |",
         *([f"| referee: rounds whose outcome was announced right | {_referee_cell(o['referee'])} |"]
           if o.get("referee", {}).get("rounds") else []),
         f"| speed | {_f(o['speed']['fps'], 1)} frames/s in `Pipeline.process` |",
@@ -355,6 +356,10 @@ def _clip_section(name: str, c: Mapping[str, Any]) -> list[str]:
     elif c["final_state"]["equal"]:
         lines += ["Equal to the truth's.", ""]
     else:
+        scores = c.get("final_scores") or {"compared": 0}
+        if scores["compared"]:
+            lines += [("The scores and the winner are the truth's; the rest differs:" if scores["equal"]
+                       else "The scores or the winner differ:"), ""]
         lines += ["| where | differs in | read | truth |", "|---|---|---|---|"]
         for d in c.get("final_state_differences", []):
             lines.append(f"| `{d['path']}` | {d.get('kind', '')} | `{json.dumps(d['read'])}` | "

@@ -265,15 +265,16 @@ def _f(value: Any, digits: int = 3) -> str:
 
 def print_summary(summary: dict[str, Any]) -> None:
     """One line per clip and one overall: the headline figures."""
-    rows = [("clip", "frames", "AP50", "AP50:95", "top-1", "moves P/R/F1", "lat p50", "state", "fps")]
+    rows = [("clip", "frames", "AP50", "AP50:95", "top-1", "moves P/R/F1", "lat p50", "state", "scores", "fps")]
 
     def row(name: str, c: dict[str, Any]) -> None:
-        m, s = c["moves"], c["final_state"]
+        m, s, sc = c["moves"], c["final_state"], c.get("final_scores") or {"compared": 0}
         state = "-" if not s["compared"] else f"{s['equal']}/{s['compared']}"
+        scores = "-" if not sc["compared"] else f"{sc['equal']}/{sc['compared']}"
         rows.append((name, str(c["speed"]["frames"]), _f(c["finder"]["ap50"]), _f(c["finder"]["ap50_95"]),
                      _f(c["identifier"]["top1"]),
                      f"{_f(m['precision'], 2)}/{_f(m['recall'], 2)}/{_f(m['f1'], 2)} ({m['matched']}/{m['truth']})",
-                     _f(c["latency_frames"]["p50"], 1), state, _f(c["speed"]["fps"], 1)))
+                     _f(c["latency_frames"]["p50"], 1), state, scores, _f(c["speed"]["fps"], 1)))
 
     for name, clip in summary["clips"].items():
         row(name, clip)

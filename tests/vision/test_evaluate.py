@@ -32,6 +32,7 @@ from vision.evaluate import (
     compare_to_baseline,
     corner_errors,
     evaluate_clip,
+    final_scores_equal,
     has_referee,
     load_clip,
     match_detections,
@@ -245,6 +246,24 @@ def test_final_state_differences_name_the_path_and_let_unknown_cards_match() -> 
     read3 = {**copy.deepcopy(read), "turn": 5, "zones": {"pile": ["iron-1", "wood-2"], "discard": ["tnt"]}}
     assert [(d["path"], d["kind"]) for d in state_differences(read3, truth)] == [("zones.pile", "order"),
                                                                                   ("turn", "value")]
+
+
+def test_final_scores_are_equal_when_scores_and_winner_are_whatever_else_differs() -> None:
+    truth = {"scores": [5, 1], "winner": None, "zones": {"resource-pile-3": ["wood-2", "wood-1"]}}
+    # Two creepers passed through the top of pile 3 unseen: the pile is two cards too high.
+    read = {"scores": [5, 1], "winner": None, "zones": {"resource-pile-3": ["wood-2", None, None, None]}}
+    assert state_differences(read, truth) and final_scores_equal(read, truth) is True
+    assert final_scores_equal({**read, "scores": [5, 3]}, truth) is False
+    assert final_scores_equal({**read, "winner": 1}, truth) is False
+    assert final_scores_equal(read, {"zones": truth["zones"]}) is None  # a truth without scores
+    t = Tally()
+    t.scores_compared, t.scores_equal = 2, 1
+    again = Tally.from_dict(json.loads(json.dumps(t.to_dict())))
+    again.merge(t)
+    assert again.figures()["final_scores"] == {"compared": 4, "equal": 2}
+    older = t.to_dict()
+    del older["scores_compared"], older["scores_equal"]  # a summary written before the figure
+    assert Tally.from_dict(older).figures()["final_scores"] == {"compared": 0, "equal": 0}
 
 
 # -- footage, shards -----------------------------------------------------------------------------------
