@@ -301,6 +301,7 @@ class ModelChoice:
     art: Path | None = None
     identifier_inset: float | None = None  # None: `vision.identify.CARD_INSET`
     read_covered: bool = False  # `PipelineConfig.read_covered`: a covered card read from its visible part
+    zoom: float | None = None  # `PipelineConfig.zoom`; None: the game's (never), 0: never
 
     def __post_init__(self) -> None:
         if self.stand_in is not None and self.stand_in not in STAND_INS:
@@ -314,6 +315,11 @@ class ModelChoice:
         if self.read_covered and (self.oracle or self.stand_in == "identifier"):
             raise EvaluationError("read_covered: the identifier is replaced by its truth stand-in, which reads "
                                   "covered cards from the truth already; leave it out")
+        if self.zoom is not None and not (math.isfinite(self.zoom) and self.zoom >= 0):
+            raise EvaluationError(f"zoom: {self.zoom} is no scale; give a number more than 0, or 0 for no closer reads")
+        if self.zoom and (self.oracle or self.stand_in == "finder"):
+            raise EvaluationError("zoom: the finder is replaced by its truth stand-in, which reads no part of the "
+                                  "frame closer; leave it out")
         if self.stand_in == "identifier" and (self.art is not None or self.identifier_inset is not None):
             raise EvaluationError("stand_in: the identifier is replaced by its truth stand-in, so an art pack or "
                                   "an identifier inset would not be used; leave them out")
@@ -333,6 +339,8 @@ class ModelChoice:
             out["identifier_inset"] = self.identifier_inset
         if self.read_covered:
             out["read_covered"] = True
+        if self.zoom is not None:
+            out["zoom"] = self.zoom
         for key, path in (("finder", self.finder or FINDER_MODEL), ("identifier", self.identifier or IDENTIFIER_MODEL)):
             if key == self.stand_in:
                 out[key], out[f"{key}_sha256"] = "truth stand-in", None
@@ -373,8 +381,9 @@ def clip_pipeline(
     rate, the geometry and opening deal from the truth unless given. As in `cardtrack run`, the
     camera bump check runs with a calibration profile and not with the truth's geometry (exact)."""
     truth, source = clip.truth, str(clip.footage.truth)
+    zoom = {} if models.zoom is None else {"zoom": models.zoom or None}
     config = PipelineConfig.for_game(clip.game, fps=clip.fps, camera_check=profile is not None,
-                                     read_covered=models.read_covered)
+                                     read_covered=models.read_covered, **zoom)
     if profile is None:
         profile = profile_from_truth(truth, source=source)
     if setup is None:  # without a checkpoint this asks for --setup, as `cardtrack run` does

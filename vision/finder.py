@@ -15,6 +15,14 @@ are then refined on the full-resolution frame (`FinderConfig.refine`): by the co
 the second-stage model of `vision.corners` (`models/corners.onnx`, the default), or by fitting
 the card's edges to the image gradients (`refine_corners`), or not at all. A `Finder` keeps
 nothing per call.
+
+`Finder.find_zoomed` reads chosen parts of the frame a second time, closer (`ZoomRegion`): the
+players' fanned cards, 20 to 40 px wide in a 1280×720 frame, lie a cell or two apart in the
+whole-frame letterbox, where neighbouring cards merge into one peak; read at 1.5 times the
+scale they stand apart. Cards centred in a region are taken from its closer read, all others from
+the whole frame. A model whose input size is free (exported with named height and width, as
+`cardtrack train finder` exports) reads each region at its own size; a fixed-size model reads
+each region letterboxed into its one input size.
 """
 
 from __future__ import annotations
@@ -37,6 +45,7 @@ from vision.letterbox import (
     Letterbox,
     from_letterbox,
     letterbox_image,
+    letterbox_params,
     to_input,
 )
 from vision.onnx import open_model
@@ -44,6 +53,37 @@ from vision.onnx import open_model
 DEFAULT_MODEL = Path(__file__).resolve().parents[1] / "models" / "finder.onnx"
 OFFSET_SCALE = 32.0
 TRAIN_COMMAND = "cardtrack train finder"
+SIZE_STEP = 32  # a free-size model takes heights and widths that are multiples of its coarsest stride
+CUT_EDGE_PX = 2.0  # a card of a closer read this near a side of its crop that is no frame edge was cut
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ZoomRegion:
+    """A part of the frame the finder reads a second time, closer (`Finder.find_zoomed`).
+
+    `inner`: (x0, y0, x1, y1) frame pixels; the cards centred there are taken from the closer
+    read instead of the whole frame's. `margin`: pixels read around `inner` as well, at least
+    half a card's diagonal, so that a card centred inside lies whole in the crop."""
+
+    inner: tuple[float, float, float, float]
+    margin: float
+
+    def __post_init__(self) -> None:
+        x0, y0, x1, y1 = self.inner
+        if not all(np.isfinite(v) for v in (*self.inner, self.margin)):
+            raise ValueError(f"ZoomRegion: inner {self.inner} and margin {self.margin} must be finite")
+        if not (x1 > x0 and y1 > y0) or self.margin < 0:
+            raise ValueError(f"ZoomRegion: inner {self.inner} must have x1 > x0 and y1 > y0, "
+                             f"and margin {self.margin} must not be negative")
+
+    def crop(self, width: int, height: int) -> tuple[int, int, int, int] | None:
+        """The frame rectangle read (x0, y0, x1, y1, whole pixels, inside a `width`×`height`
+        frame), or None when the region lies outside it."""
+        x0, y0, x1, y1 = self.inner
+        m = self.margin
+        box = (max(0, int(np.floor(x0 - m))), max(0, int(np.floor(y0 - m))),
+               min(width, int(np.ceil(x1 + m))), min(height, int(np.ceil(y1 + m))))
+        return box if box[2] - box[0] >= 2 and box[3] - box[1] >= 2 else None
 
 
 class FinderModelError(ValueError):
@@ -244,8 +284,12 @@ class Finder:
         self.config = config or FinderConfig()
         self.session, _ = open_model(
             model_path, kind="finder", label="finder", input_shape=(3, INPUT_HEIGHT, INPUT_WIDTH),
-            error=FinderModelError, train_command=TRAIN_COMMAND, providers=providers, threads=threads)
-        self.input_name = self.session.get_inputs()[0].name
+            error=FinderModelError, train_command=TRAIN_COMMAND, providers=providers, threads=threads,
+            free_size=True)
+        image = self.session.get_inputs()[0]
+        self.input_name = image.name
+        # Named height and width (not numbers): the model reads any multiple of SIZE_STEP.
+        self.free_size = not all(isinstance(d, int) for d in image.shape[2:])
         # The corner refiner is loaded when a model is named; `refine=model` without one is an error.
         self.refiner = (CornerRefiner(corner_model, providers=providers, threads=threads)
                         if corner_model is not None else None)
@@ -270,10 +314,83 @@ class Finder:
         """Cards in one BGR frame."""
         return self.find([frame], config)[0]
 
+    def find_zoomed(self, frame: np.ndarray, regions: Sequence[ZoomRegion], *, zoom: float = 1.5,
+                    config: FinderConfig | None = None) -> Detections:
+        """Cards in one BGR frame, those centred in a region read again with cards `zoom` times
+        as large as in the whole-frame read (see the module's docstring). Without regions, as
+        `find_one`."""
+        cfg = config or self.config
+        if not zoom > 0:
+            raise ValueError(f"find_zoomed: zoom must be more than 0, got {zoom}")
+        if not regions:
+            return self.find_one(frame, cfg)
+        h, w = frame.shape[:2]
+        whole_box = letterbox_params((w, h))
+        heat, offsets = self.session.run(None, {self.input_name: to_input(letterbox_image(frame, whole_box)[0][None])})
+        quads, scores = self._decoded(whole_box, heat[0], offsets[0], cfg)
+        centres = quads.mean(axis=1) if len(quads) else np.zeros((0, 2))
+        taken = np.zeros(len(quads), bool)
+        parts_q, parts_s = [], []
+        scale = zoom * whole_box.scale[0]
+        for region in regions:
+            x0, y0, x1, y1 = region.inner
+            taken |= ((centres[:, 0] >= x0) & (centres[:, 0] < x1) & (centres[:, 1] >= y0) & (centres[:, 1] < y1))
+            rect = region.crop(w, h)
+            if rect is None:
+                continue
+            q, sc = self._read_part(frame, rect, scale, cfg)
+            if len(q):
+                c = q.mean(axis=1)
+                inside = (c[:, 0] >= x0) & (c[:, 0] < x1) & (c[:, 1] >= y0) & (c[:, 1] < y1)
+                lo, hi = q.min(axis=1), q.max(axis=1)
+                cut = (((lo[:, 0] < rect[0] + CUT_EDGE_PX) & (rect[0] > 0))
+                       | ((lo[:, 1] < rect[1] + CUT_EDGE_PX) & (rect[1] > 0))
+                       | ((hi[:, 0] > rect[2] - 1 - CUT_EDGE_PX) & (rect[2] < w))
+                       | ((hi[:, 1] > rect[3] - 1 - CUT_EDGE_PX) & (rect[3] < h)))
+                keep = inside & ~cut
+                parts_q.append(q[keep])
+                parts_s.append(sc[keep])
+        zq = np.concatenate(parts_q) if parts_q else np.zeros((0, 4, 2))
+        zs = np.concatenate(parts_s) if parts_s else np.zeros(0)
+        if len(zq):  # regions that overlap read their shared cards twice
+            keep = nms_quads(zq, zs, cfg.nms_iou)
+            zq, zs = zq[keep], zs[keep]
+        quads = np.concatenate([quads[~taken], zq]).reshape(-1, 4, 2)
+        scores = np.concatenate([scores[~taken], zs])
+        order = np.argsort(-scores, kind="stable")[: cfg.max_cards]
+        return self._finished(frame, quads[order], scores[order], cfg)
+
+    def _read_part(self, frame: np.ndarray, rect: tuple[int, int, int, int], scale: float,
+                   cfg: FinderConfig) -> tuple[np.ndarray, np.ndarray]:
+        """The cards of one rectangle of the frame read at `scale` (frame px → input px; a
+        fixed-size model: at most what fits its input), in frame pixels."""
+        x0, y0, x1, y1 = rect
+        part = np.ascontiguousarray(frame[y0:y1, x0:x1])
+        pw, ph = x1 - x0, y1 - y0
+        size = (INPUT_WIDTH, INPUT_HEIGHT)
+        if self.free_size:
+            size = (max(SIZE_STEP, int(np.ceil(pw * scale / SIZE_STEP)) * SIZE_STEP),
+                    max(SIZE_STEP, int(np.ceil(ph * scale / SIZE_STEP)) * SIZE_STEP))
+        box = letterbox_params((pw, ph), size, most=scale)
+        heat, offsets = self.session.run(None, {self.input_name: to_input(letterbox_image(part, box)[0][None])})
+        quads, scores = self._decoded(box, heat[0], offsets[0], cfg)
+        if len(quads):
+            quads = quads + np.array([x0, y0], np.float64)
+        return quads, scores
+
+    @staticmethod
+    def _decoded(box: Letterbox, heat: np.ndarray, offsets: np.ndarray,
+                 cfg: FinderConfig) -> tuple[np.ndarray, np.ndarray]:
+        quads, scores = decode(heat, offsets, cfg)
+        return from_letterbox(quads, box).reshape(-1, 4, 2), scores
+
     def _detections(self, frame: np.ndarray, box: Letterbox, heat: np.ndarray, offsets: np.ndarray,
                     cfg: FinderConfig) -> Detections:
-        quads, scores = decode(heat, offsets, cfg)
-        corners = from_letterbox(quads, box)
+        corners, scores = self._decoded(box, heat, offsets, cfg)
+        return self._finished(frame, corners, scores, cfg)
+
+    def _finished(self, frame: np.ndarray, corners: np.ndarray, scores: np.ndarray, cfg: FinderConfig) -> Detections:
+        """Decoded cards in frame pixels → refined (`FinderConfig.refine`) and in canonical order."""
         if cfg.refine is Refine.MODEL and self.refiner is not None and len(corners):
             corners = self.refiner.refine(frame, canonical_order(corners), passes=cfg.refine_passes)
         elif cfg.refine is Refine.EDGES and len(corners):

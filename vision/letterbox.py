@@ -47,12 +47,15 @@ class Letterbox:
 
 
 def letterbox_params(frame_size: tuple[int, int],
-                     size: tuple[int, int] = (INPUT_WIDTH, INPUT_HEIGHT)) -> Letterbox:
-    """The letterbox of a `(width, height)` frame in a `size` input (centred, aspect kept)."""
+                     size: tuple[int, int] = (INPUT_WIDTH, INPUT_HEIGHT), *, most: float | None = None) -> Letterbox:
+    """The letterbox of a `(width, height)` frame in a `size` input (centred, aspect kept),
+    scaled to fit, or by `most` when that is smaller (a part of a frame read at a chosen scale)."""
     w, h = int(frame_size[0]), int(frame_size[1])
     if w <= 0 or h <= 0:
         raise LetterboxError(f"frame size must be positive, got {w}×{h}")
-    s = min(size[0] / w, size[1] / h)
+    if most is not None and not most > 0:
+        raise LetterboxError(f"the most scale must be more than 0, got {most}")
+    s = min(size[0] / w, size[1] / h, most if most is not None else np.inf)
     rw, rh = min(size[0], max(1, round(w * s))), min(size[1], max(1, round(h * s)))
     return Letterbox(frame_size=(w, h), resized=(rw, rh),
                      paste=((size[0] - rw) // 2, (size[1] - rh) // 2), size=(int(size[0]), int(size[1])))

@@ -23,11 +23,13 @@ def open_model(
     train_command: str,
     providers: Sequence[str] = ("CPUExecutionProvider",),
     threads: int = 1,
+    free_size: bool = False,
 ) -> tuple[Any, dict[str, str]]:
     """The onnxruntime session of the `kind` model at `path` and its metadata.
 
     `label` names the model in messages ("finder", "corner"); `input_shape` is the first
-    input's shape without the batch dimension."""
+    input's shape without the batch dimension; with `free_size`, an input whose height and
+    width are named (any size) fits as well as one of `input_shape`'s."""
     import onnxruntime as ort
 
     path = Path(path)
@@ -45,7 +47,11 @@ def open_model(
         raise error(f"{path}: not a readable ONNX model ({first}); re-create it with `{train_command}`") from None
     meta = dict(session.get_modelmeta().custom_metadata_map)
     inputs = session.get_inputs()
-    if meta.get("cardtrack.model") != kind or not inputs or list(inputs[0].shape[1:]) != list(input_shape):
+    got = list(inputs[0].shape[1:]) if inputs else None
+    fits = got == list(input_shape) or (
+        free_size and got is not None and len(got) == len(input_shape) and got[0] == input_shape[0]
+        and all(d is None or isinstance(d, str) for d in got[1:]))
+    if meta.get("cardtrack.model") != kind or not fits:
         shape = ", ".join(str(n) for n in input_shape)
         raise error(f"{path}: not a cardtrack {label} model (expected an (N, {shape}) input and {kind} "
                     f"metadata); re-create it with `{train_command}`")

@@ -36,10 +36,11 @@ from vision.evaluate import (
     select_shard,
     write_summary,
 )
+from vision.pipeline import FAN_ZOOM
 
 MODES = ("models", "merge")
 FOOTAGE_ONLY = ("truth", "tolerance", "shard", "oracle", "stand_in", "frames", "calibration", "setup",
-                "read_covered")
+                "read_covered", "zoom")
 MODELS_ONLY = ("scenes", "eval_seed", "card", "per_turn", "scans", "identifier_scenes", "seed", "only", "work",
                "threads")
 REBASELINE = ("cardtrack eval datasets/footage/* --report out/eval "
@@ -84,6 +85,17 @@ def _count(text: str) -> int:
     return value
 
 
+def zoom_factor(text: str) -> float:
+    """A `PipelineConfig.zoom` from the command line: a scale more than 0, or 0 for none."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a scale such as {FAN_ZOOM:g}, or 0 for none; got {text!r}") from None
+    if not (value >= 0 and value < float("inf")):
+        raise argparse.ArgumentTypeError(f"expected a scale more than 0, or 0 for none; got {text!r}")
+    return value
+
+
 def inset_share(text: str) -> float:
     """An identifier inset (`vision.identify.check_inset`): a share of the crop from 0 to under 0.5."""
     from vision.identify import IdentifierError, check_inset
@@ -125,6 +137,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser.add_argument("--read-covered", action="store_true",
                         help="read a card another card overlaps from its visible part as well "
                              "(PipelineConfig.read_covered; models/identifier.md)")
+    parser.add_argument("--zoom", type=zoom_factor, default=None, metavar="FACTOR",
+                        help="read each player's area a second time with its cards FACTOR times as large "
+                             f"as in the whole frame, e.g. {FAN_ZOOM:g}: finds more fanned cards "
+                             "(PipelineConfig.zoom; default and 0: never; measured in models/finder.md)")
     parser.add_argument("--art", type=Path, default=None, metavar="PACK",
                         help="art pack the identifier matches against (default: the game's proxy "
                              "art), e.g. a deck enrolled with `cardtrack deck enroll`")
@@ -210,7 +226,8 @@ def eval_footage(args: argparse.Namespace) -> int:
         setup = read_setup(args.setup)
     models = ModelChoice(finder=args.finder, identifier=args.identifier, oracle=args.oracle,
                          stand_in=args.stand_in, threads=1,
-                         art=args.art, identifier_inset=args.identifier_inset, read_covered=args.read_covered)
+                         art=args.art, identifier_inset=args.identifier_inset, read_covered=args.read_covered,
+                         zoom=args.zoom)
     options = EvalOptions(models=models, tolerance_frames=args.tolerance, max_frames=args.frames,
                           sheets=not args.no_sheets, profile=args.calibration, setup=setup)
     jobs = args.jobs or os.cpu_count() or 1

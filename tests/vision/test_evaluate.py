@@ -481,6 +481,24 @@ def test_the_identifier_inset_chosen_for_an_evaluation_reaches_the_pipelines_ide
     assert "identifier_inset" not in ModelChoice().describe()
 
 
+
+def test_the_closer_read_chosen_for_an_evaluation_reaches_the_pipelines_finder() -> None:
+    from vision.evaluate import clip_pipeline
+
+    clip = load_clip(Footage(name=CLIP.name, path=CLIP, truth=CLIP / "truth.json.gz"))
+    default = clip_pipeline(clip, ModelChoice(stand_in="identifier"))
+    closer = clip_pipeline(clip, ModelChoice(stand_in="identifier", zoom=1.5))
+    assert default.config.zoom is None and default.finder.regions == ()
+    assert closer.config.zoom == 1.5 and closer.finder.zoom == 1.5
+    assert len(closer.finder.regions) == clip.players  # each player's area
+    never = clip_pipeline(clip, ModelChoice(stand_in="identifier", zoom=0.0))
+    assert never.config.zoom is None and never.finder.regions == ()
+    assert ModelChoice(zoom=1.5).describe()["zoom"] == 1.5 and "zoom" not in ModelChoice().describe()
+    with pytest.raises(EvaluationError, match="no scale"):
+        ModelChoice(zoom=-1.0)
+    with pytest.raises(EvaluationError, match="truth stand-in"):
+        ModelChoice(zoom=1.5, stand_in="finder")
+
 def test_one_model_can_be_replaced_by_its_truth_stand_in_to_measure_the_other() -> None:
     from vision.evaluate import clip_pipeline
     from vision.pipeline import (

@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from vision.detections import iou_matrix
+from vision.detections import Detections, iou_matrix
 from vision.finder import (
     DEFAULT_MODEL,
     OFFSET_SCALE,
@@ -18,6 +18,8 @@ from vision.finder import (
     FinderConfig,
     FinderModelError,
     Peaks,
+    Refine,
+    ZoomRegion,
     canonical_order,
     decode,
     nms_quads,
@@ -191,6 +193,7 @@ def test_training_smoke(tmp_path: Path) -> None:
     assert (tmp_path / "work" / "checkpoint.pt").is_file()
     det = Finder(out).find([np.zeros((360, 640, 3), np.uint8)] * 2)
     assert len(det) == 2
+    assert Finder(out).free_size  # exported with free height and width, for closer reads
 
 
 def test_game_shot_shards_sit_beside_stills(tmp_path: Path) -> None:
@@ -265,3 +268,122 @@ def test_training_can_start_from_an_exported_finder(tmp_path: Path) -> None:
         load_onnx_weights(build_net(), tmp_path / "missing.onnx")
     with pytest.raises(FinderTrainError, match="weights of shape"):
         load_onnx_weights(build_net(width=0.5), DEFAULT_MODEL)
+
+
+# -- reading parts of the frame closer ------------------------------------------------------------
+
+
+def test_the_shipped_model_reads_any_size_that_is_a_multiple_of_32(finder: Finder) -> None:
+    assert finder.free_size
+    heat, offsets = finder.session.run(None, {finder.input_name: np.zeros((1, 3, 96, 160), np.float32)})
+    assert heat.shape == (1, 1, 96 // STRIDE, 160 // STRIDE) and offsets.shape == (1, 8, 96 // STRIDE, 160 // STRIDE)
+
+
+def test_a_zoom_region_crops_around_its_inner_box_inside_the_frame() -> None:
+    region = ZoomRegion(inner=(100.0, 50.0, 300.5, 120.0), margin=40.0)
+    assert region.crop(1280, 720) == (60, 10, 341, 160)
+    assert ZoomRegion(inner=(10.0, 5.0, 50.0, 700.0), margin=30.0).crop(1280, 720) == (0, 0, 80, 720)
+    assert ZoomRegion(inner=(2000.0, 5.0, 2100.0, 50.0), margin=10.0).crop(1280, 720) is None  # off the frame
+    with pytest.raises(ValueError, match="x1 > x0"):
+        ZoomRegion(inner=(10.0, 5.0, 10.0, 50.0), margin=1.0)
+    with pytest.raises(ValueError, match="finite"):
+        ZoomRegion(inner=(0.0, 0.0, float("nan"), 1.0), margin=1.0)
+
+
+def _fanned_frame() -> tuple[np.ndarray, np.ndarray, list[ZoomRegion]]:
+    """A frame of the bundled 3-player clip, its players' cards at least 30 % visible and the
+    regions the pipeline reads closer."""
+    import cv2
+
+    from vision.evaluate import ModelChoice, clip_pipeline, footage_at, load_clip
+
+    footage = footage_at(Path(__file__).resolve().parents[2] / "datasets" / "footage" / "mattel-3p-creeper-endgame")
+    assert not isinstance(footage, str)
+    clip = load_clip(footage)
+    regions = clip_pipeline(clip, ModelChoice(oracle=True)).zoom_regions()
+    truth = next(f for f in clip.truth.frames if f.index == 400)
+    capture = cv2.VideoCapture(str(clip.media))
+    capture.set(cv2.CAP_PROP_POS_FRAMES, truth.index)
+    ok, frame = capture.read()
+    capture.release()
+    assert ok
+    cards = np.array([c.corners for c in truth.cards if c.visible >= 0.3 and (c.zone or "").startswith("player-")],
+                     np.float32)
+    return frame, cards, regions
+
+
+def test_a_closer_read_of_the_players_areas_finds_fanned_cards_the_whole_frame_merges(finder: Finder) -> None:
+    frame, cards, regions = _fanned_frame()
+    assert len(regions) == 3 and len(cards) >= 12
+    config = FinderConfig(refine=Refine.NONE, peaks=Peaks.ADJACENT)
+    whole = finder.find_one(frame, config)
+    zoomed = finder.find_zoomed(frame, regions, zoom=1.5, config=config)
+
+    def found(det: Detections) -> int:
+        return int((iou_matrix(cards, det.corners).max(axis=1) >= 0.5).sum())
+
+    assert found(zoomed) > found(whole)
+    assert found(zoomed) >= len(cards) - 1
+    # Cards outside every region come from the whole-frame read, unchanged.
+    def outside(det: Detections) -> np.ndarray:
+        c = det.corners.mean(axis=1)
+        inside = np.zeros(len(c), bool)
+        for r in regions:
+            x0, y0, x1, y1 = r.inner
+            inside |= (c[:, 0] >= x0) & (c[:, 0] < x1) & (c[:, 1] >= y0) & (c[:, 1] < y1)
+        return det.corners[~inside]
+
+    a, b = outside(whole), outside(zoomed)
+    assert len(a) == len(b) and len(a) > 0
+    assert np.allclose(np.sort(a.reshape(len(a), -1), axis=0), np.sort(b.reshape(len(b), -1), axis=0))
+    # No regions: the whole-frame read.
+    plain = finder.find_zoomed(frame, [], config=config)
+    assert np.array_equal(plain.corners, whole.corners)
+    with pytest.raises(ValueError, match="zoom"):
+        finder.find_zoomed(frame, regions, zoom=0.0, config=config)
+
+
+def _fixed_size_copy(folder: Path) -> Path:
+    """The shipped finder with its input fixed at 640×384 again, as it was exported before free
+    sizes (needs onnx: skips without it)."""
+    onnx = pytest.importorskip("onnx")
+    model = onnx.load(str(DEFAULT_MODEL))
+    for value in (model.graph.input[0], *model.graph.output):
+        dims = value.type.tensor_type.shape.dim
+        stride = 1 if value is model.graph.input[0] else STRIDE
+        dims[2].dim_value, dims[3].dim_value = INPUT_HEIGHT // stride, INPUT_WIDTH // stride
+    path = folder / "fixed.onnx"
+    onnx.save(model, str(path))
+    return path
+
+
+def test_a_fixed_size_model_reads_the_regions_at_the_same_scale(tmp_path: Path, finder: Finder) -> None:
+    fixed = Finder(_fixed_size_copy(tmp_path))
+    assert not fixed.free_size
+    frame, cards, regions = _fanned_frame()
+    config = FinderConfig(refine=Refine.NONE, peaks=Peaks.ADJACENT)
+    a = finder.find_zoomed(frame, regions, zoom=1.5, config=config)
+    b = fixed.find_zoomed(frame, regions, zoom=1.5, config=config)
+    # The same scale; only the grey padding and where the part sits on the stride grid differ.
+    assert abs(len(a) - len(b)) <= 2
+    assert (iou_matrix(a.corners, b.corners).max(axis=1) > 0.8).mean() >= 0.9
+    found = [int((iou_matrix(cards, d.corners).max(axis=1) >= 0.5).sum()) for d in (a, b)]
+    assert abs(found[0] - found[1]) <= 1
+
+
+def test_freeing_the_input_size_keeps_the_outputs_and_refuses_other_graphs(tmp_path: Path) -> None:
+    fixed = _fixed_size_copy(tmp_path)  # skips without onnx
+    from onnx import TensorProto, helper
+
+    from vision.train.free_size import free_input_size, free_input_size_file
+
+    out, diff = free_input_size_file(fixed, tmp_path / "free.onnx")
+    assert diff == 0.0 and Finder(out).free_size
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4])
+    other = helper.make_model(helper.make_graph([helper.make_node("Relu", ["x"], ["y"])], "other", [x], [y]),
+                              opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+    with pytest.raises(FinderModelError, match="not a finder graph"):
+        free_input_size(other)
+    with pytest.raises(FinderModelError, match="no such model"):
+        free_input_size_file(tmp_path / "missing.onnx")

@@ -75,3 +75,13 @@ def test_network_input_is_rgb_chw_unit_range() -> None:
     x = to_input(img)
     assert x.shape == (1, 3, INPUT_HEIGHT, INPUT_WIDTH) and x.dtype == np.float32
     assert x[0, 2].min() == 1.0 and x[0, 0].max() == 0.0
+
+
+def test_a_part_of_a_frame_is_read_at_the_scale_asked_when_that_is_smaller() -> None:
+    box = letterbox_params((300, 100), (480, 160), most=1.5)
+    assert box.scale == (1.5, 1.5) and box.resized == (450, 150) and box.paste == (15, 5)
+    assert letterbox_params((300, 100), (480, 160), most=4.0).resized == (480, 160)  # the fit is smaller
+    pts = np.array([[0.0, 0.0], [299.0, 99.0], [123.4, 56.7]])
+    assert np.allclose(from_letterbox(to_letterbox(pts, box), box), pts)
+    with pytest.raises(LetterboxError, match="more than 0"):
+        letterbox_params((300, 100), most=0.0)

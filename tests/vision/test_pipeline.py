@@ -31,9 +31,11 @@ from server.session import Session
 from server.vision_feed import VisionFeed, feed_message
 from vision.capture import Frame, open_source
 from vision.detections import Detections
-from vision.finder import FinderConfig, Peaks
+from vision.finder import FinderConfig, Peaks, ZoomRegion
 from vision.identify import FaceCandidate
 from vision.pipeline import (
+    FAN_ZOOM,
+    ZOOM_MARGIN,
     GalleryIdentifier,
     Pipeline,
     PipelineConfig,
@@ -917,6 +919,37 @@ def test_only_cards_of_spreads_and_loose_cards_are_read_from_their_visible_part(
     # A pile shows its top only, a holder one card; a player's area is a spread, and a card
     # outside every zone (a TNT blast laid out) may lie under another too.
     assert pipeline._may_be_covered(points).tolist() == [False, True, False, False, True]
+
+
+class _ZoomingFinder(_OneCardFinder):
+    def __init__(self) -> None:
+        self.zoomed: list[tuple[tuple[ZoomRegion, ...], float]] = []
+
+    def zoom_into(self, regions: Sequence[ZoomRegion], zoom: float) -> None:
+        self.zoomed.append((tuple(regions), zoom))
+
+
+def test_with_zoom_the_finder_reads_each_players_area_closer() -> None:
+    truth = _truth()
+    profile = profile_from_truth(truth)
+    finder = _ZoomingFinder()
+    pipeline = Pipeline(PipelineConfig.for_game("minecraft-card-game", camera_check=False, zoom=FAN_ZOOM),
+                        game="minecraft-card-game", players=2, profile=profile, finder=finder,
+                        identifier=_BrokenIdentifier())
+    ((regions, zoom),) = finder.zoomed
+    assert zoom == FAN_ZOOM and len(regions) == 2  # the two players' areas, not their holders
+    for region, zone in zip(regions, ("player-1", "player-2"), strict=True):
+        poly = pipeline.zone_polygons[zone]
+        assert region.inner == pytest.approx((*poly.min(axis=0), *poly.max(axis=0)))
+        (w, h), (cx, cy) = pipeline.layout.card_mm, pipeline.layout.zone(zone).center
+        corners = profile.table_to_image(np.array([[cx, cy], [cx + w, cy], [cx + w, cy + h], [cx, cy + h]]))
+        diagonal = np.linalg.norm(corners[2] - corners[0])
+        assert region.margin == pytest.approx(ZOOM_MARGIN * diagonal, rel=0.05)  # a card's size there
+    # By default the finder is never asked to zoom.
+    finder = _ZoomingFinder()
+    Pipeline(PipelineConfig.for_game("minecraft-card-game", camera_check=False), game="minecraft-card-game",
+             players=2, profile=profile, finder=finder, identifier=_BrokenIdentifier())
+    assert finder.zoomed == [] and PipelineConfig.for_game("minecraft-card-game").zoom is None
 
 
 # -- the whole clip -------------------------------------------------------------------------------

@@ -11,7 +11,7 @@ with a card-centre heatmap (focal loss on Gaussian targets) and eight corner off
 centre (L1, taken as the smallest over the four cyclic corner orders, so the network never has
 to guess which end of a face-down card is its top; `vision.finder` puts the decoded corners in
 a canonical order). Training is resumable from its checkpoint and ends by exporting an ONNX
-model (opset 17, dynamic batch) checked against torch. torch is imported here only.
+model (opset 17, dynamic batch, free height and width) checked against torch. torch is imported here only.
 """
 
 from __future__ import annotations
@@ -517,7 +517,8 @@ def onnx_difference(net, model: Path, *, batch: int = 2) -> float:  # type: igno
 
 
 def export_onnx(net, out: Path, *, check_batch: int = 2) -> float:  # type: ignore[no-untyped-def]
-    """Export `net` to `out` (opset 17, dynamic batch) and return the largest difference
+    """Export `net` to `out` (opset 17, dynamic batch; height and width free, as
+    `vision.train.free_size` names them: the net is fully convolutional) and return the largest difference
     between onnxruntime and torch on random input (raises if above 1e-4)."""
     torch = _torch()
 
@@ -526,7 +527,9 @@ def export_onnx(net, out: Path, *, check_batch: int = 2) -> float:  # type: igno
     x = _check_input(check_batch)
     tmp = out.with_suffix(".tmp.onnx")
     torch.onnx.export(net, (x,), str(tmp), input_names=["image"], output_names=["heatmap", "offsets"],
-                      dynamic_axes={"image": {0: "batch"}, "heatmap": {0: "batch"}, "offsets": {0: "batch"}},
+                      dynamic_axes={"image": {0: "batch", 2: "height", 3: "width"},
+                                    "heatmap": {0: "batch", 2: "rows", 3: "columns"},
+                                    "offsets": {0: "batch", 2: "rows", 3: "columns"}},
                       opset_version=17, dynamo=False)
     import onnx
 
