@@ -305,7 +305,7 @@ class PipelineConfig:
       wide in a 1280×720 frame, lie a heatmap cell or two apart in the whole-frame read, where
       neighbours merge into one card. `FAN_ZOOM` (1.5) found more of them than 2 or a scale
       set per area from the card's size. Off by default: on the nine Mattel development games
-      of the README (`cardtrack eval DIRS --zoom 1.5`, rendered footage, code of ZOOM_COMMIT),
+      of the README (`cardtrack eval DIRS --zoom 1.5`, rendered footage, code of 483cd7d),
       the finder found 90 % of the cards 30–50 % visible instead of 71 % (AP@0.5 0.962 instead
       of 0.915), yet the pipeline read 135 of 180 moves with 208 read instead of 146 with 199
       (with `--read-covered` too, 136 with 218): most cards it adds are half under another,
