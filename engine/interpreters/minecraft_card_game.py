@@ -441,15 +441,17 @@ class McgInterpreter:
         for move in self.rules.legal_moves(state):
             if isinstance(move, Mine):
                 zone = f"resource-pile-{move.pile}"
+                pile = state.resource_piles[move.pile - 1]
+                # A TNT takes the top of every pile: its own pile may look as it was (a second
+                # TNT under the first) while the others changed.
+                zones = all_piles if pile and pile[0] == "tnt" else [zone]
                 if not (
-                    zone in unexplained
+                    any(z in unexplained for z in zones)
                     or player_zone in unexplained
                     or zone not in snapshot.settled
                     or "discard" in unexplained
                 ):
                     continue
-                pile = state.resource_piles[move.pile - 1]
-                zones = all_piles if pile and pile[0] == "tnt" else [zone]
                 # Mined twice in a turn: the card between was seen only in the area it went
                 # to (a craft pile's card between may go to another player's area instead).
                 if gained_p is None:

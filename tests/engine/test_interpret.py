@@ -529,6 +529,32 @@ def test_the_cards_of_a_blast_piled_under_its_tnt_cost_the_mine_as_cards_hidden_
     assert as_spread.score - as_pile.score == pytest.approx(4 * cfg.hidden_penalty)
 
 
+
+def test_a_tnt_over_a_second_tnt_is_one_mine_though_its_own_pile_looks_as_it_was() -> None:
+    """Pile 4 holds a TNT over another TNT. Mined, the blast takes the top of every other pile
+    and the second TNT turns up where the first lay: pile 4 looks as it did, the others
+    changed. That is the one mine of the TNT, not another pile mined first to explain the
+    changes and the TNT after it (rendered blind seed 932, where the made-up mine used the
+    player's second action and every later move of the game was read a player off)."""
+    setup = {"resource-pile-1": ["wood-1", "iron-2"], "resource-pile-2": ["gold-1", "wood-2"],
+             "resource-pile-3": ["gold-2", "wild-2"], "resource-pile-4": ["tnt", "tnt"],
+             "resource-pile-5": ["diamond-2", "wood-1"]}
+    table = GAME.initial_state(players=2, setup=setup)
+    mine = Mine(player=1, pile=4)
+    blast = GAME.apply(table, mine).state
+    assert blast.resource_piles[3][0] == "tnt" and blast.tnt
+    spread = render(blast, frame=1)
+    tnt_top = SeenCard(candidates=(Candidate(face="tnt", score=0.9), Candidate(face="wood-1", score=0.05)))
+    # The camera sees each pile's top, not its height; the blast lies as a pile under its TNT.
+    piled = replace(spread, zones={**spread.zones, "tnt": (tnt_top,)}, counts={})
+    # The belief knows each pile's top only, as a game read off the table does.
+    state = GAME.initial_state(players=2, setup={z: [cards[0], None] if z.startswith("resource") else cards
+                                                 for z, cards in setup.items()})
+    cfg = InterpretConfig.for_game("minecraft-card-game")
+    result = Interpreter(GAME, cfg).observe(state, piled)
+    assert not result.pending and [norm(GAME, m) for m in result.moves] == [norm(GAME, mine)]
+    assert result.state.actions == 1
+
 def test_a_craft_is_not_paid_with_a_covered_card_the_read_missed() -> None:
     """A craft takes two cards from a player's area; the oldest card, half under the crafted
     tool now, is not seen in the read. It stays in the area, unseen (`hidden_penalty`): the
