@@ -416,6 +416,9 @@ class PipelineConfig:
             raise PipelineError("PipelineConfig.covered_sure: must be from 0 to 1")
         if self.covered_shape is not None and not self.covered_shape > 0:
             raise PipelineError("PipelineConfig.covered_shape: must be more than 0, or None")
+        if self.zoom is not None and not (math.isfinite(self.zoom) and self.zoom > 0):
+            raise PipelineError(f"PipelineConfig.zoom: must be more than 0 (e.g. {FAN_ZOOM:g}), or None for no "
+                                "closer reads")
 
     @classmethod
     def for_game(cls, game: str, *, fps: float | None = None, **changes: Any) -> PipelineConfig:

@@ -950,6 +950,9 @@ def test_with_zoom_the_finder_reads_each_players_area_closer() -> None:
     Pipeline(PipelineConfig.for_game("minecraft-card-game", camera_check=False), game="minecraft-card-game",
              players=2, profile=profile, finder=finder, identifier=_BrokenIdentifier())
     assert finder.zoomed == [] and PipelineConfig.for_game("minecraft-card-game").zoom is None
+    for bad in (0.0, -1.0, float("nan")):
+        with pytest.raises(PipelineError, match="zoom: must be more than 0"):
+            PipelineConfig(zoom=bad)
 
 
 # -- the whole clip -------------------------------------------------------------------------------
