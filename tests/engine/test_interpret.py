@@ -530,6 +530,13 @@ def test_the_cards_of_a_blast_piled_under_its_tnt_cost_the_mine_as_cards_hidden_
 
 
 
+
+def _mined(setup: dict[str, Any], *, pile: int) -> tuple[McgState, Mine, McgState]:
+    """A 2-player table dealt as `setup`, player 1's mine of `pile`, and the table after it."""
+    state = GAME.initial_state(players=2, setup=setup)
+    mine = Mine(player=1, pile=pile)
+    return state, mine, GAME.apply(state, mine).state
+
 def test_a_tnt_over_a_second_tnt_is_one_mine_though_its_own_pile_looks_as_it_was() -> None:
     """Pile 4 holds a TNT over another TNT. Mined, the blast takes the top of every other pile
     and the second TNT turns up where the first lay: pile 4 looks as it did, the others
@@ -539,9 +546,7 @@ def test_a_tnt_over_a_second_tnt_is_one_mine_though_its_own_pile_looks_as_it_was
     setup = {"resource-pile-1": ["wood-1", "iron-2"], "resource-pile-2": ["gold-1", "wood-2"],
              "resource-pile-3": ["gold-2", "wild-2"], "resource-pile-4": ["tnt", "tnt"],
              "resource-pile-5": ["diamond-2", "wood-1"]}
-    table = GAME.initial_state(players=2, setup=setup)
-    mine = Mine(player=1, pile=4)
-    blast = GAME.apply(table, mine).state
+    _, mine, blast = _mined(setup, pile=4)
     assert blast.resource_piles[3][0] == "tnt" and blast.tnt
     spread = render(blast, frame=1)
     tnt_top = SeenCard(candidates=(Candidate(face="tnt", score=0.9), Candidate(face="wood-1", score=0.05)))
@@ -909,9 +914,7 @@ def test_a_tnt_mine_is_read_while_its_player_still_picks_the_keep() -> None:
     setup = {"resource-pile-1": ["tnt", "wood-1"], "resource-pile-2": ["stone-2", "iron-1"],
              "resource-pile-3": ["gold-1", "wood-2"], "resource-pile-4": ["wood-3", "gold-2"],
              "resource-pile-5": ["iron-2", "stone-1"]}
-    state = GAME.initial_state(players=2, setup=setup)
-    mine = Mine(player=1, pile=1)
-    blast = GAME.apply(state, mine).state
+    state, mine, blast = _mined(setup, pile=1)
     assert LOOK.appearance(blast)["tnt"].soft
     whole = replace(render(blast, frame=10), counts={})
     busy = {z: cards for z, cards in whole.zones.items() if z != "tnt"}
