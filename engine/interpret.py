@@ -1456,8 +1456,7 @@ class Interpreter(Generic[S, M]):
         the next player's hand is already elsewhere), taken only when it is sure: nothing is
         pending or held, the best explanation has moves and explains the snapshot whole, it is
         what `observe` takes, and every zone those moves change is in the snapshot (a move
-        still under way shows a zone it changes unread), a soft one (`ExpectedZone.soft`)
-        excepted, whose look decides nothing. Otherwise None, and nothing of the
+        still under way shows a zone it changes unread). Otherwise None, and nothing of the
         call is remembered: the whole table is read later, as it would have been."""
         if self._pending is not None or self._hold is not None or self._confirm is not None:
             return None
@@ -1468,12 +1467,7 @@ class Interpreter(Generic[S, M]):
         best = nodes[0]
         if not best.moves or not best.explains:
             return None
-        # A soft zone's look leaves it explained whatever it shows (a Mattel TNT blast while
-        # its player picks the keep): it need not be read for the moves to be sure.
-        after = self.game.appearance(best.state)
-        touched = touched_zones(self.game, belief, best.state)
-        needed = {z for z in touched if not (z in after and after[z].soft)}
-        if not needed <= snapshot.zones.keys() or not touched & snapshot.zones.keys():
+        if not touched_zones(self.game, belief, best.state) <= snapshot.zones.keys():
             return None
         taken = self._decide(belief, snapshot, nodes)
         if taken.pending or taken.desync or taken.moves != best.moves:

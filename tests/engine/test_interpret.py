@@ -904,24 +904,3 @@ def test_a_busy_table_s_part_is_read_only_when_the_read_is_sure() -> None:
     # Nothing was remembered: the odd read, observed properly, starts its pending time now.
     assert interp.observe(state, odd).pending and interp._pending is not None
     assert interp.observe_whole(state, whole) is None  # and nothing is read in part while it pends
-
-
-def test_a_tnt_mine_is_read_while_its_player_still_picks_the_keep() -> None:
-    """A busy read of a TNT mine: the piles are read, the blast is not (the player's hand is
-    over it, picking the two cards to keep). The blast's look decides nothing (a soft zone),
-    so the mine is taken then, not only with the keep seconds later (rendered blind seed 923:
-    67 frames late, past the evaluation's two seconds). Without the piles it is not taken."""
-    setup = {"resource-pile-1": ["tnt", "wood-1"], "resource-pile-2": ["stone-2", "iron-1"],
-             "resource-pile-3": ["gold-1", "wood-2"], "resource-pile-4": ["wood-3", "gold-2"],
-             "resource-pile-5": ["iron-2", "stone-1"]}
-    state, mine, blast = _mined(setup, pile=1)
-    assert LOOK.appearance(blast)["tnt"].soft
-    whole = replace(render(blast, frame=10), counts={})
-    busy = {z: cards for z, cards in whole.zones.items() if z != "tnt"}
-    unread = replace(whole, zones=busy, settled=frozenset(busy))
-    interp: Interpreter[Any, Any] = Interpreter(GAME, InterpretConfig.for_game("minecraft-card-game"))
-    taken = interp.observe_whole(state, unread)
-    assert taken is not None and [norm(GAME, m) for m in taken.moves] == [norm(GAME, mine)]
-    piles = {z: cards for z, cards in busy.items() if not z.startswith("resource-pile-1")}
-    no_pile = replace(whole, zones=piles, settled=frozenset(piles))
-    assert Interpreter(GAME, InterpretConfig.for_game("minecraft-card-game")).observe_whole(state, no_pile) is None
