@@ -96,6 +96,26 @@ def zoom_factor(text: str) -> float:
     return value
 
 
+def add_reading_options(parser: argparse.ArgumentParser) -> None:
+    """`--read-covered` and `--zoom`, the pipeline's optional ways of reading fanned cards, as
+    `cardtrack run` and `cardtrack eval` both take them (`reading_changes`)."""
+    parser.add_argument("--read-covered", action="store_true",
+                        help="read a card another card overlaps (a fanned hand) from its visible part as "
+                             "well (PipelineConfig.read_covered; measured in models/identifier.md)")
+    parser.add_argument("--zoom", type=zoom_factor, default=None, metavar="FACTOR",
+                        help="read each player's area a second time with its cards FACTOR times as large "
+                             f"as in the whole frame, e.g. {FAN_ZOOM:g}: finds more fanned cards, at about "
+                             "twice the finder's time (PipelineConfig.zoom; default and 0: never; measured "
+                             "in models/finder.md)")
+
+
+def reading_changes(args: argparse.Namespace) -> dict[str, Any]:
+    """The `PipelineConfig` changes the options of `add_reading_options` ask for."""
+    zoom = getattr(args, "zoom", None)
+    return {"read_covered": getattr(args, "read_covered", False),
+            **({} if zoom is None else {"zoom": zoom or None})}
+
+
 def inset_share(text: str) -> float:
     """An identifier inset (`vision.identify.check_inset`): a share of the crop from 0 to under 0.5."""
     from vision.identify import IdentifierError, check_inset
@@ -134,13 +154,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser.add_argument("--identifier-inset", type=inset_share, default=None, metavar="SHARE",
                         help="share of a crop trimmed off each side for its second view (default: "
                              "vision.identify.CARD_INSET; 0: each crop read once, as before it)")
-    parser.add_argument("--read-covered", action="store_true",
-                        help="read a card another card overlaps from its visible part as well "
-                             "(PipelineConfig.read_covered; models/identifier.md)")
-    parser.add_argument("--zoom", type=zoom_factor, default=None, metavar="FACTOR",
-                        help="read each player's area a second time with its cards FACTOR times as large "
-                             f"as in the whole frame, e.g. {FAN_ZOOM:g}: finds more fanned cards "
-                             "(PipelineConfig.zoom; default and 0: never; measured in models/finder.md)")
+    add_reading_options(parser)
     parser.add_argument("--art", type=Path, default=None, metavar="PACK",
                         help="art pack the identifier matches against (default: the game's proxy "
                              "art), e.g. a deck enrolled with `cardtrack deck enroll`")

@@ -23,7 +23,7 @@ from typing import Any
 import yaml
 
 from calibration.profile import load_profile
-from cardtrack.commands.eval import inset_share, zoom_factor
+from cardtrack.commands.eval import add_reading_options, inset_share, reading_changes
 from engine import get_game
 from engine.core import Audience
 from server.session import Session
@@ -31,7 +31,6 @@ from server.settings import DEFAULT_HOST, DEFAULT_PORT, ServerSettings
 from server.vision_feed import VisionFeed, pending_items
 from vision.art.pack import open_pack
 from vision.pipeline import (
-    FAN_ZOOM,
     Pipeline,
     PipelineConfig,
     PipelineStep,
@@ -70,13 +69,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                         help="share of a crop trimmed off each side for the identifier's second view "
                              "(default: vision.identify.CARD_INSET; 0: each crop read once, about "
                              "half the identifier's time per card, with more cards named wrongly)")
-    parser.add_argument("--read-covered", action="store_true",
-                        help="read a card another card overlaps (a fanned hand) from its visible part "
-                             "as well; measured in models/identifier.md")
-    parser.add_argument("--zoom", type=zoom_factor, default=None, metavar="FACTOR",
-                        help="read each player's area a second time with its cards FACTOR times as large "
-                             f"as in the whole frame, e.g. {FAN_ZOOM:g}: finds more fanned cards, at about "
-                             "twice the finder's time (default and 0: never; measured in models/finder.md)")
+    add_reading_options(parser)
     parser.add_argument("--threads", type=int, default=1, help="threads for each model")
     parser.add_argument("--art", default="proxy", metavar="PACK|proxy",
                         help="the deck's art pack the identifier matches against: a folder written by "
@@ -144,10 +137,8 @@ def prepare(args: argparse.Namespace) -> tuple[Pipeline, dict[str, Any] | None, 
     elif truth is not None:
         setup = setup_from_truth(truth, ruleset, source=str(truth_path))
     fps = truth.clip.fps if truth is not None else None
-    zoom = getattr(args, "zoom", None)
     config = PipelineConfig.for_game(args.game, fps=fps, camera_check=args.calibration is not None,
-                                     read_covered=getattr(args, "read_covered", False),
-                                     **({} if zoom is None else {"zoom": zoom or None}))
+                                     **reading_changes(args))
     pack = open_pack(args.art, args.game) if args.art != "proxy" else None
     pipeline = Pipeline.from_models(
         config, game=args.game, players=players, profile=profile, finder_path=args.finder,

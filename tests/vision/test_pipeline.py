@@ -1143,10 +1143,11 @@ def test_run_without_a_model_names_the_file_and_how_to_train_it(capsys: pytest.C
     assert "/nowhere/finder.onnx" in err and "cardtrack train finder" in err
 
 
-def test_the_identifier_inset_chosen_for_a_run_reaches_its_identifier(capsys: pytest.CaptureFixture[str]) -> None:
+def test_the_reading_options_chosen_for_a_run_reach_its_pipeline(capsys: pytest.CaptureFixture[str]) -> None:
     """`cardtrack run --identifier-inset 0` reads each crop once (a slower machine may want the
     time back); by default the pipeline reads the shipped two views; a share out of range is
-    refused before anything starts."""
+    refused before anything starts. `--read-covered` and `--zoom` (`add_reading_options`, shared
+    with `cardtrack eval`) reach the pipeline's config and its finder the same way."""
     from cardtrack.cli import build_parser
     from cardtrack.commands.run import prepare
     from vision.identify import CARD_INSET
@@ -1161,6 +1162,15 @@ def test_the_identifier_inset_chosen_for_a_run_reaches_its_identifier(capsys: py
     assert not shipped.config.read_covered and shipped.identifier.reads_covered
     covered, _, _ = prepare(build_parser().parse_args(["run", "--source", source, "--read-covered"]))
     assert covered.config.read_covered
+    # The players' areas are read closer only when asked for; 0 turns it off.
+    assert shipped.config.zoom is None and shipped.finder.regions == ()
+    closer, _, _ = prepare(build_parser().parse_args(["run", "--source", source, "--zoom", "1.5"]))
+    assert closer.config.zoom == 1.5 and len(closer.finder.regions) == 2
+    never, _, _ = prepare(build_parser().parse_args(["run", "--source", source, "--zoom", "0"]))
+    assert never.config.zoom is None
+    with pytest.raises(SystemExit):
+        main(["run", "--source", source, "--zoom", "-1"])
+    assert "--zoom: expected a scale more than 0, or 0 for none" in capsys.readouterr().err
     with pytest.raises(SystemExit):
         main(["run", "--source", source, "--identifier-inset", "0.5"])
     assert "--identifier-inset: expected a share of the crop from 0 to under 0.5" in capsys.readouterr().err
