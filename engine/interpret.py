@@ -165,6 +165,24 @@ HANDS_PASS_BY: frozenset[str] = frozenset({
 """Games where a hand over a zone whose change only the hands tell, and that stayed as it
 was, costs nothing (`InterpretConfig.hands_pass_by`)."""
 
+UNREAD_WAIT_GAMES: frozenset[str] = frozenset({
+    # A TNT keep or a creeper discard read while the player's area is under a hand or holds a
+    # card not named yet fits every choice of cards: the first was taken (rendered blind seed
+    # 922 with the shipped models: `diamond-2, gold-1` kept for `iron-1, wood-1`).
+    "minecraft-card-game",
+})
+"""Games whose choices a read without the chooser's zones cannot tell (`unread_wait`)."""
+
+HANDLESS_PENALTY: dict[str, float] = {
+    # A Mattel move is made by hand: the card mined comes off a pile into the player's area,
+    # a creeper discard goes from the area to the discard pile. A card missed or misread in a
+    # fanned area read as such a move while no hand went near (rendered blind seed 922 with
+    # the shipped models: two creeper discards read the moment the creeper showed, of cards
+    # the finder lost, before either player had moved; the real discards came later).
+    "minecraft-card-game": 1.5,
+}
+"""Games whose every move needs a hand at a zone it changes: the cost of one none reached."""
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class InterpretConfig:
@@ -259,6 +277,16 @@ class InterpretConfig:
       change that then shows otherwise and that no hand reached: a card put where nobody
       reached and the camera does not see it (an Explorers trophy given to a player whose
       area no hand went near, to explain a misread mob) is doubly unsupported.
+    - `handless_penalty`: cost of each move of an explanation that changes only zones that
+      were read and that no hand reached since the last read (`TableSnapshot.reached`): a
+      card misread where nobody reached, explained as a move. A move that changes a zone
+      under a hand now (not read) or no zone at all (an end of turn) is not charged. `for_game`
+      sets it for the games in `HANDLESS_PENALTY`; 0 charges nothing.
+    - `unread_wait`: when a rival explanation as good as the best leaves another state and
+      looks otherwise only in zones the snapshot does not read (a hand over them, a card there
+      not named yet), wait for those zones up to the pending time rather than take the best
+      (`Interpreter._unread_rival`). `for_game` turns it on for the games in
+      `UNREAD_WAIT_GAMES`.
     - `hands_pass_by`: a hand over such a zone that stays as it was costs nothing (hands pass
       over it on their way elsewhere); a change there that no hand reached still pays
       `reach_penalty`. `for_game` turns it on for the games in `HANDS_PASS_BY`.
@@ -301,6 +329,8 @@ class InterpretConfig:
     confirm_frames: int = 0
     hold_seconds: float = 0.0
     reach_penalty: float = 1.5
+    handless_penalty: float = 0.0
+    unread_wait: bool = False
     hands_pass_by: bool = False
     reread_sure: float = 0.5
     reread_ratio: float = 0.5
@@ -322,6 +352,8 @@ class InterpretConfig:
         changes.setdefault("unnamed_penalty", UNNAMED_PENALTY.get(game))
         changes.setdefault("zone_pending", game in ZONE_PENDING)
         changes.setdefault("hands_pass_by", game in HANDS_PASS_BY)
+        changes.setdefault("handless_penalty", HANDLESS_PENALTY.get(game, 0.0))
+        changes.setdefault("unread_wait", game in UNREAD_WAIT_GAMES)
         changes.setdefault("turn_penalty", TURN_PENALTY.get(game, 0.0))
         if game in UNUSUAL_PENALTY:
             changes.setdefault("unusual_penalty", UNUSUAL_PENALTY[game])
@@ -339,7 +371,7 @@ class InterpretConfig:
                 raise InterpretConfigError(f"interpret config: '{name}' must be at least 1")
         for name in ("move_penalty", "unusual_penalty", "turn_penalty", "warning_penalty", "zone_penalty", "card_penalty",
                      "count_penalty", "hidden_penalty", "order_penalty", "pending_seconds", "confirm_margin", "confirm_frames",
-                     "hold_seconds", "reach_penalty", "reread_sure", "reread_ratio", "covered_unsure",
+                     "hold_seconds", "reach_penalty", "handless_penalty", "reread_sure", "reread_ratio", "covered_unsure",
                      "unnamed_put_penalty"):
             if getattr(self, name) < 0:
                 raise InterpretConfigError(f"interpret config: '{name}' must not be negative")
@@ -867,6 +899,7 @@ class _Node(Generic[S, M]):
     unusual: int = 0  # moves the game calls unusual where they were made (`GameInterpreter.unusual`)
     later: int = 0  # moves made in a turn that began within it (`turn_penalty`)
     unheeded: int = 0  # zones where it disagrees with the hands (`_unheeded_hands`)
+    handless: int = 0  # moves that change only zones read and no hand reached (`handless_penalty`)
     hidden: int = 0  # covered cards it expects that were not seen (`ZoneFit.hidden`)
     turned_off: int = 0  # cards seen turned otherwise than it lays them (`ZoneFit.turned_off`)
 
@@ -904,6 +937,7 @@ class Interpreter(Generic[S, M]):
         self._confirm: int | None = None  # frame since which a close call waits for a read
         self._hold: tuple[float, _Node[S, M]] | None = None  # since when, and the change held
         self._hands: tuple[int, float] | None = None  # since when the hands disagree (frame, time)
+        self._blind: tuple[int, float] | None = None  # since when a rival differs only unread
         self._taken: _Taken[S, M] | None = None  # the moves last taken, for `GameInterpreter.merged`
 
     def reset(self) -> None:
@@ -911,6 +945,7 @@ class Interpreter(Generic[S, M]):
         self._confirm = None
         self._hold = None
         self._hands = None
+        self._blind = None
         self._taken = None
 
     # -- scoring ------------------------------------------------------------------------------
@@ -927,13 +962,15 @@ class Interpreter(Generic[S, M]):
         look: dict[str, ExpectedZone] | None = None,
         unusual: int = 0,
         later: int = 0,
+        handless: int = 0,
     ) -> _Node[S, M]:
         """Score `state` (reached by `moves`) against the snapshot; `before` is how the
         belief looks (the same for a whole search: `_ZoneFits.known` keeps what
         `hidden_known` makes of each look against it) and `unread` its `_hand_zones`, to tell which unseen changes the
         hands must account for (both from `state` itself when not given: the belief); `look`
         is how `state` looks, when already worked out; `unusual` how many of `moves` the game
-        calls unusual; `later` how many were made in a turn begun within `moves`."""
+        calls unusual; `later` how many were made in a turn begun within `moves`; `handless`
+        how many changed only zones read that no hand reached."""
         cfg = self.config
         snapshot = reading.snapshot
         if look is None:
@@ -1000,7 +1037,7 @@ class Interpreter(Generic[S, M]):
                 within = False
         total -= (
             cfg.move_penalty * len(moves) + cfg.warning_penalty * warnings + cfg.unusual_penalty * unusual
-            + cfg.turn_penalty * later
+            + cfg.turn_penalty * later + cfg.handless_penalty * handless
         )
         return _Node(
             moves=moves,
@@ -1017,6 +1054,7 @@ class Interpreter(Generic[S, M]):
             appearance=look,
             lacking=lacking,
             unheeded=unheeded,
+            handless=handless,
             hidden=hidden,
             turned_off=turned_off,
         )
@@ -1036,6 +1074,10 @@ class Interpreter(Generic[S, M]):
         if root.within_noise:
             return [root]
         unread = _hand_zones(root.appearance, snapshot) if snapshot.reached is not None else ()
+        # Zones where a move needs no hand to be seen (`handless_penalty`): read, and reached
+        # by none since the last read.
+        handy = (snapshot.settled - snapshot.reached
+                 if cfg.handless_penalty and snapshot.reached is not None else None)
         turn = self.game.turn_of(belief) if cfg.turn_penalty else None
         best_of: dict[Any, _Node[S, M]] = {_key(belief): root}
         frontier = [root]
@@ -1060,6 +1102,7 @@ class Interpreter(Generic[S, M]):
                         step = self.ruleset.apply(node.state, move)
                     except EngineError:
                         continue  # a constructed move the rules cannot even read
+                    look = self.game.appearance(step.state)
                     child = self._evaluate(
                         step.state,
                         (*node.moves, move),
@@ -1068,8 +1111,10 @@ class Interpreter(Generic[S, M]):
                         reading,
                         root.appearance,
                         unread,
+                        look=look,
                         unusual=node.unusual + self.game.unusual(node.state, move),
                         later=later,
+                        handless=node.handless + (handy is not None and _handless(node.appearance, look, handy)),
                     )
                     key = _key(step.state)
                     old = best_of.get(key)
@@ -1172,6 +1217,34 @@ class Interpreter(Generic[S, M]):
         if self._within_pending(*self._hands, snapshot):
             return True
         self._hands = None
+        return False
+
+    def _unread_rival(self, nodes: list[_Node[S, M]], best: _Node[S, M], snapshot: TableSnapshot) -> bool:
+        """Whether to wait because the read cannot choose between `best` and a rival: another
+        full explanation within `confirm_margin` that leaves another state and looks otherwise
+        only in zones this snapshot does not read (a Mattel keep from a TNT blast, or a
+        creeper discard, read while the player's area is under a hand or holds a card not
+        named yet: every choice of cards fits the zones read). Up to `pending_frames` /
+        `pending_seconds` for those zones to be read, then `best` is taken."""
+        cfg = self.config
+        look = best.appearance
+
+        def blind(n: _Node[S, M]) -> bool:
+            if n is best or not n.explains or best.score - n.score >= cfg.confirm_margin:
+                return False
+            if _key(n.state) == _key(best.state) or _leaves_out(best.moves, n.moves):
+                return False
+            differ = [z for z in look.keys() | n.appearance.keys() if look.get(z) != n.appearance.get(z)]
+            return bool(differ) and all(z not in snapshot.settled for z in differ)
+
+        if not cfg.unread_wait or not best.moves or not any(blind(n) for n in nodes):
+            self._blind = None
+            return False
+        if self._blind is None:
+            self._blind = (snapshot.frame, snapshot.time)
+        if self._within_pending(*self._blind, snapshot):
+            return True
+        self._blind = None
         return False
 
     def _within_pending(self, frame: int, time: float, snapshot: TableSnapshot) -> bool:
@@ -1368,13 +1441,13 @@ class Interpreter(Generic[S, M]):
             )
         if best.explains and (
             self._ambiguous(nodes, best, snapshot) or self._unsure(nodes, best, snapshot)
-            or self._awaiting_hands(best, snapshot)
+            or self._awaiting_hands(best, snapshot) or self._unread_rival(nodes, best, snapshot)
         ):
             return self._waiting(belief, best, alternatives, snapshot)
         self._confirm = None
         explaining = next((n for n in nodes if n.explains), None)
         if explaining is not None and explaining.warnings <= best.warnings and (
-            explaining.turned_off <= best.turned_off
+            explaining.turned_off <= best.turned_off and explaining.handless <= best.handless
         ) and explaining.score >= best.score - cfg.zone_penalty - cfg.card_penalty:
             # The best full explanation, or one within an unseen card of the best: the table
             # as read. The margin is for a card not seen, not for rules broken or cards seen
@@ -1382,7 +1455,9 @@ class Interpreter(Generic[S, M]):
             # Explorers display card misread until now, explained by refilling the display
             # and exploring the slots again after the hunger ran out), or that turns cards
             # the camera sees as they were (an end of turn made up while the spent hunger
-            # cards still lie turned), is not taken on it.
+            # cards still lie turned), or that makes more moves where no hand went
+            # (`handless_penalty`: a card missed in a Mattel area, read as a creeper discard
+            # before anyone moved), is not taken on it.
             best = explaining
         if best.moves and not self._acceptable(best) and 0 < best.lacking <= cfg.lacking_cards:
             # Short of a card and breaking too many rules to be taken (`_acceptable`): a legal
@@ -1454,10 +1529,14 @@ class Interpreter(Generic[S, M]):
     def observe_whole(self, belief: S, snapshot: TableSnapshot) -> Interpretation[S, M] | None:
         """`observe`, for a snapshot of part of a busy table (the zones a move settled in while
         the next player's hand is already elsewhere), taken only when it is sure: nothing is
-        pending or held, the best explanation has moves and explains the snapshot whole, it is
-        what `observe` takes, and every zone those moves change is in the snapshot (a move
-        still under way shows a zone it changes unread). Otherwise None, and nothing of the
-        call is remembered: the whole table is read later, as it would have been."""
+        pending or held, the best explanation has moves, explains the snapshot whole and agrees
+        with the hands (`_unheeded_hands`), it is what `observe` takes, and every zone those moves change is in the snapshot (a move
+        still under way shows a zone it changes unread). A soft zone (`ExpectedZone.soft`) is
+        excused while the moves leave a forced choice open (`is_forced`): its look is that
+        choice under way (a Mattel TNT blast while its player picks the keep), which decides
+        nothing and is read when the choice is made; a move that makes the choice needs all
+        its zones read. Otherwise None, and nothing of the call is remembered: the whole
+        table is read later, as it would have been."""
         if self._pending is not None or self._hold is not None or self._confirm is not None:
             return None
         if self._misread(belief, snapshot):
@@ -1465,9 +1544,15 @@ class Interpreter(Generic[S, M]):
         hands = self._hands
         nodes = self._search(belief, snapshot)
         best = nodes[0]
-        if not best.moves or not best.explains:
+        if not best.moves or not best.explains or best.unheeded:
             return None
-        if not touched_zones(self.game, belief, best.state) <= snapshot.zones.keys():
+        touched = touched_zones(self.game, belief, best.state)
+        if self.game.is_forced(best.state):
+            after = self.game.appearance(best.state)
+            touched = frozenset(z for z in touched if not (z in after and after[z].soft))
+            if not touched:
+                return None  # nothing read that the moves change
+        if not touched <= snapshot.zones.keys():
             return None
         taken = self._decide(belief, snapshot, nodes)
         if taken.pending or taken.desync or taken.moves != best.moves:
@@ -1536,6 +1621,15 @@ def _hand_zones(look: Mapping[str, ExpectedZone], snapshot: TableSnapshot) -> tu
     return tuple(
         z for z in snapshot.settled if (e := look.get(z)) is not None and _told_by_hands(z, e, snapshot)
     )
+
+
+def _handless(was: Mapping[str, ExpectedZone], now: Mapping[str, ExpectedZone], quiet: frozenset[str]) -> bool:
+    """Whether a move that takes the table from looking `was` to `now` changes some zone and
+    only zones of `quiet` (read, and no hand reached them). A zone soft before and after (a
+    Mattel discard pile, shared by every player and reached by each in turn) does not count."""
+    changed = [z for z in was.keys() | now.keys() if (a := was.get(z)) != (b := now.get(z))
+               and not (a is not None and a.soft and b is not None and b.soft)]
+    return bool(changed) and all(z in quiet for z in changed)
 
 
 def _told_by_hands(zone: str, look: ExpectedZone, snapshot: TableSnapshot) -> bool:
