@@ -111,6 +111,13 @@ CHANGED_DOUBT = 0.45
 # the card's new place (the holder). At 4 a craft read half done reads as a reserve, which the
 # interpreter sets right when the craft completes (`GameInterpreter.merged`).
 SETTLE_REREADS: dict[str, int] = {"minecraft-card-game": 4}
+# Games whose pile tops and holders are read afresh whenever a hand was over them, changed to
+# the settle gate's eye or not (`PipelineConfig.reread_handled`). The crafting sides of two
+# Mattel craft cards differ in a small recipe and icon: the gate's 160×90 grey picture does
+# not tell them apart, and the card under a crafted one kept the crafted card's name (rendered
+# blind seed 921, with the truth for both models: the next card read as the card crafted, then
+# a reserve made up when it read right).
+REREAD_HANDLED = frozenset({"minecraft-card-game"})
 STAGES = ("camera", "find", "track", "settle", "identify", "zones", "snapshot", "interpret")
 
 
@@ -338,6 +345,11 @@ class PipelineConfig:
       halves the weight of what was known: 2 makes it count 3:1). A card put exactly where
       another lay keeps the old card's track and may look too alike for the tracker to notice.
       `for_game` sets it for the games in `SETTLE_REREADS`.
+    - `reread_handled`: a zone where one card shows (a pile's top, a holder) that a hand was
+      over is read afresh when it settles again, as a zone settled with new content is,
+      whether or not the settle gate saw its content change: the gate compares a coarse grey
+      picture, where two cards of one design family may look the same. One crop per such
+      zone and hand. `for_game` turns it on for the games in `REREAD_HANDLED`.
     - `reach_seconds`: how long a hand's palm must stay over a zone (`SettleState.reached`)
       for the snapshot to say a hand reached into it (`TableSnapshot.reached`): what tells a
       card taken off a face-down pile from nothing at all. Shorter counts a hand passing over
@@ -386,6 +398,7 @@ class PipelineConfig:
     quiet_except: frozenset[str] = frozenset()
     busy_reads: bool = False
     settle_rereads: int = 2
+    reread_handled: bool = False
     reach_seconds: float = 0.2
     unnamed_notice_seconds: float = 4.0
     camera_check: bool = True
@@ -429,6 +442,7 @@ class PipelineConfig:
         changes.setdefault("quiet_except", QUIET_EXCEPT.get(game, frozenset()))
         changes.setdefault("busy_reads", game in BUSY_READS)
         changes.setdefault("settle_rereads", SETTLE_REREADS.get(game, 2))
+        changes.setdefault("reread_handled", game in REREAD_HANDLED)
         if game in FAN_GAMES:
             changes.setdefault("finder", _finder_config(Peaks.ADJACENT))
             changes.setdefault("refine_covered", False)
@@ -667,8 +681,8 @@ def merge_candidates(candidates: Iterable[FaceCandidate]) -> tuple[dict[str, flo
 def refresh_requests(
     tracks: Sequence[Track], contents: ZoneContents, zones: Iterable[str]
 ) -> tuple[IdentifyRequest, ...]:
-    """Every card seen in this frame in `zones` (zones that just settled with new content), to
-    be read afresh: a card put exactly where another lay (the next card of a pile) keeps the
+    """Every card seen in this frame in `zones` (zones that just settled with new content, or
+    after a hand, `PipelineConfig.reread_handled`), to be read afresh: a card put exactly where another lay (the next card of a pile) keeps the
     track of the one it replaced, and may look too alike for the tracker to notice."""
     wanted = {c.track_id for z in zones for c in contents.cards(z)}
     return tuple(
@@ -1048,6 +1062,8 @@ class Pipeline:
         self._over: dict[str, tuple[float, float]] = {}  # a hand's stays over each counter zone since it was counted
         self._last_time: float | None = None
         self._tried: frozenset[tuple[str, tuple[tuple[int, str | None], ...]]] | None = None  # busy read tried
+        self._handled: set[str] = set()  # one-card zones a hand was over since they last settled
+        self._was_settled: frozenset[str] = frozenset()
 
     @classmethod
     def from_models(
@@ -1195,10 +1211,17 @@ class Pipeline:
             settle = self.gate.update(image, frame_index=index)
         with timed("identify"):
             refresh: tuple[IdentifyRequest, ...] = ()
-            if settle.changed_since_last_settle:
+            fresh = settle.changed_since_last_settle
+            if cfg.reread_handled:
+                self._handled |= settle.hands_over & self._one_seen
+                back = (settle.settled - self._was_settled) & self._handled
+                self._handled -= back
+                fresh |= back
+            self._was_settled = settle.settled
+            if fresh:
                 before = self.tracker.tracks
                 placed = zone_cards(self.layout, before, cfg)
-                refresh = refresh_requests(before, placed, settle.changed_since_last_settle)
+                refresh = refresh_requests(before, placed, fresh)
             identify_tracks(self.tracker, self.identifier, image, index, cfg, refresh, self.corner_refiner,
                             self._to_table, self.layout.card_mm, self.profile.table_to_image,
                             self._may_be_covered)

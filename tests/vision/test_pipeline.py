@@ -1477,3 +1477,51 @@ def test_a_zone_of_the_same_cards_read_otherwise_is_reread() -> None:
     assert reread_zones(contents, readable - {"mobs"}, taken) == frozenset()
     assert build_snapshot(contents, readable, 5, 0.2, taken=taken).reread == {"mobs"}
     assert build_snapshot(contents, readable, 5, 0.2).reread is None
+
+
+@pytest.mark.parametrize("reread", [True, False])
+def test_a_pile_top_a_hand_was_over_is_read_afresh_when_it_settles(tmp_path: Path, reread: bool) -> None:
+    """The crafting sides of two Mattel craft cards look the same to the settle gate: the card
+    under a crafted one kept the crafted card's track and name. With `reread_handled` (the
+    Mattel default) a pile's top that a hand was over is read again once it settles, though
+    the gate saw no change; a player's area a hand was over is not (it holds many cards, and
+    each is read when its look changes)."""
+    from vision.art.pack import proxy_pack
+    from vision.synth.faces import FaceLibrary, faces_of_pack
+    from vision.synth.footage import FootageConfig, make_footage
+
+    game = "minecraft-card-game"
+    config = FootageConfig(game=game, players=2, seed=0, moves=1, fps=10.0, size=(320, 180), effects=0.0)
+    truth = make_footage(config, FaceLibrary(faces_of_pack(proxy_pack(game))), tmp_path, progress=False)
+    asked: list[tuple[int, int]] = []
+
+    class Recording(TruthOracleIdentifier):
+        def identify(self, crops: Sequence[np.ndarray], *, corners: np.ndarray, frame_index: int) -> Any:
+            asked.append((frame_index, len(crops)))
+            return super().identify(crops, corners=corners, frame_index=frame_index)
+
+    pipeline = Pipeline(PipelineConfig.for_game(game, fps=10.0, camera_check=False, reread_handled=reread),
+                        game=game, players=2, profile=profile_from_truth(truth), finder=TruthOracleFinder(truth),
+                        identifier=Recording(truth), setup=setup_from_truth(truth, get_game(game)))
+    assert PipelineConfig.for_game(game).reread_handled and not PipelineConfig.for_game("minecraft-mk1").reread_handled
+    zones = frozenset(z.id for z in pipeline.layout.zones)
+
+    def gate(settled: frozenset[str], hands: frozenset[str]) -> Any:
+        def update(image: np.ndarray, *, frame_index: int) -> SettleState:
+            return SettleState(frame_index=frame_index, settled=settled, changed_since_last_settle=frozenset(),
+                               hands_over=hands, reached=frozenset(), motion=dict.fromkeys(zones, 0.0),
+                               hand_mask=np.zeros((1, 1), bool), scale=8)
+        return update
+
+    with open_source(tmp_path / "clip.mp4") as source:
+        image = next(iter(source)).image
+    hand = frozenset({"craft-pile-1", "player-1"})
+    script = [(zones, frozenset())] * 3 + [(zones - hand, hand)] * 2 + [(zones, frozenset())] * 2
+    for i, (settled, hands) in enumerate(script):
+        pipeline.gate.update = gate(settled, hands)  # type: ignore[method-assign]
+        pipeline.process(Frame(index=i, time=i / 10.0, image=image, source="stub"))
+    assert asked and asked[0][0] < 3 and asked[0][1] >= 10  # every card read once it is confirmed
+    again = [n for i, n in asked if i == 5]
+    # Frame 5: the hand has gone, the pile's one card is read again, the area's cards are not.
+    assert again == ([1] if reread else [])
+    assert not [n for i, n in asked if i in (3, 4, 6)]
