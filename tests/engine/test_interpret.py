@@ -453,20 +453,23 @@ def test_a_creeper_seen_only_in_passing_is_part_of_the_move_and_its_record() -> 
     assert done.resource_piles[0][0] == "gold-1" and not done.attacks
 
 
+# A 3-player table whose first pile hides a creeper under its top; one resource per player.
+CREEPER_SETUP: dict[str, Any] = {
+    "resource-pile-1": ["wood-1", "creeper", "gold-1"],
+    "resource-pile-2": ["stone-1"],
+    "craft-pile-1": ["wood-hoe"],
+    "set-aside": "diamond-hoe",
+    "player-1": ["iron-1"],
+    "player-2": ["wood-2"],
+    "player-3": ["stone-2"],
+}
+
+
 def test_creeper_answers_are_read_in_the_order_the_players_give_them() -> None:
     """A creeper attacks three players; player 2 discards first. That answer is read when it
     is made, not held until player 1 (first in seat order) answers too, and the read of
     player 1's answer after it is read as that answer alone."""
-    setup = {
-        "resource-pile-1": ["wood-1", "creeper", "gold-1"],
-        "resource-pile-2": ["stone-1"],
-        "craft-pile-1": ["wood-hoe"],
-        "set-aside": "diamond-hoe",
-        "player-1": ["iron-1"],
-        "player-2": ["wood-2"],
-        "player-3": ["stone-2"],
-    }
-    state = GAME.initial_state(players=3, setup=setup)
+    state = GAME.initial_state(players=3, setup=CREEPER_SETUP)
     mined = GAME.apply(state, Mine(player=1, pile=1, reveal=(("resource-pile-1", "creeper"),))).state
     assert mined.attacks
     interp = Interpreter(GAME, InterpretConfig.for_game("minecraft-card-game"))
@@ -997,16 +1000,7 @@ def test_a_move_no_hand_made_costs_the_handless_penalty() -> None:
     the discard is a move no hand made: it costs `handless_penalty` (the Mattel game's; other
     games charge nothing). Not charged: a hand at the area, or hands not watched. The discard
     pile, shared and soft, neither needs a hand nor excuses one."""
-    setup = {
-        "resource-pile-1": ["wood-1", "creeper", "gold-1"],
-        "resource-pile-2": ["stone-1"],
-        "craft-pile-1": ["wood-hoe"],
-        "set-aside": "diamond-hoe",
-        "player-1": ["iron-1"],
-        "player-2": ["wood-2", "iron-2"],
-        "player-3": ["stone-2"],
-    }
-    state = GAME.initial_state(players=3, setup=setup)
+    state = GAME.initial_state(players=3, setup={**CREEPER_SETUP, "player-2": ["wood-2", "iron-2"]})
     mined = GAME.apply(state, Mine(player=1, pile=1, reveal=(("resource-pile-1", "creeper"),))).state
     assert mined.attacks
     discard = CreeperDiscard(player=2, card="wood-2")

@@ -1413,6 +1413,16 @@ def test_roll_values_are_what_the_camera_saw_not_the_move() -> None:
     assert move_key({"player": 1, "move": "sleep", "roll": [2]}) == move_key({"player": 1, "move": "sleep"})
 
 
+def scripted_gate(zones: frozenset[str], settled: frozenset[str], hands: frozenset[str]) -> Any:
+    """A settle gate's `update` that says `settled` are settled and `hands` under a hand, in
+    every frame, and that nothing changed to the gate's eye."""
+    def update(image: np.ndarray, *, frame_index: int) -> SettleState:
+        return SettleState(frame_index=frame_index, settled=settled, changed_since_last_settle=frozenset(),
+                           hands_over=hands, reached=frozenset(), motion=dict.fromkeys(zones, 0.0),
+                           hand_mask=np.zeros((1, 1), bool), scale=8)
+    return update
+
+
 def test_a_hand_that_stays_over_a_counter_zone_has_it_counted_again(tmp_path: Path) -> None:
     """A token taken or a die's new face changes too few pixels for the settle gate to flag the
     zone: a hand that stays over a counter zone (at least `reach_seconds`) is enough for the
@@ -1437,13 +1447,6 @@ def test_a_hand_that_stays_over_a_counter_zone_has_it_counted_again(tmp_path: Pa
                         identifier=TruthOracleIdentifier(truth), token_counter=Recording(truth))
     zones = frozenset(z.id for z in pipeline.layout.zones)
 
-    def gate(settled: frozenset[str], hands: frozenset[str]) -> Any:
-        def update(image: np.ndarray, *, frame_index: int) -> SettleState:
-            return SettleState(frame_index=frame_index, settled=settled, changed_since_last_settle=frozenset(),
-                               hands_over=hands, reached=frozenset(), motion=dict.fromkeys(zones, 0.0),
-                               hand_mask=np.zeros((1, 1), bool), scale=8)
-        return update
-
     image = np.zeros((180, 320, 3), np.uint8)
     assert pipeline.config.reach_seconds == 0.2
     script = [(zones, frozenset()),  # the table settles: everything is counted once
@@ -1451,7 +1454,7 @@ def test_a_hand_that_stays_over_a_counter_zone_has_it_counted_again(tmp_path: Pa
               *[(zones - {"die"}, frozenset({"die"}))] * 3,  # a hand stays at the die (0.3 s)
               (zones, frozenset())]  # the hand has gone
     for i, (settled, hands) in enumerate(script):
-        pipeline.gate.update = gate(settled, hands)  # type: ignore[method-assign]
+        pipeline.gate.update = scripted_gate(zones, settled, hands)  # type: ignore[method-assign]
         pipeline.process(Frame(index=i, time=i / 10.0, image=image, source="stub"))
     assert asked[0][0] == 0 and {"die", "hunger-1"} <= set(asked[0][1])
     assert asked[1:] == [(5, ("die",))]
@@ -1506,19 +1509,12 @@ def test_a_pile_top_a_hand_was_over_is_read_afresh_when_it_settles(tmp_path: Pat
     assert PipelineConfig.for_game(game).reread_handled and not PipelineConfig.for_game("minecraft-mk1").reread_handled
     zones = frozenset(z.id for z in pipeline.layout.zones)
 
-    def gate(settled: frozenset[str], hands: frozenset[str]) -> Any:
-        def update(image: np.ndarray, *, frame_index: int) -> SettleState:
-            return SettleState(frame_index=frame_index, settled=settled, changed_since_last_settle=frozenset(),
-                               hands_over=hands, reached=frozenset(), motion=dict.fromkeys(zones, 0.0),
-                               hand_mask=np.zeros((1, 1), bool), scale=8)
-        return update
-
     with open_source(tmp_path / "clip.mp4") as source:
         image = next(iter(source)).image
     hand = frozenset({"craft-pile-1", "player-1"})
     script = [(zones, frozenset())] * 3 + [(zones - hand, hand)] * 2 + [(zones, frozenset())] * 2
     for i, (settled, hands) in enumerate(script):
-        pipeline.gate.update = gate(settled, hands)  # type: ignore[method-assign]
+        pipeline.gate.update = scripted_gate(zones, settled, hands)  # type: ignore[method-assign]
         pipeline.process(Frame(index=i, time=i / 10.0, image=image, source="stub"))
     assert asked and asked[0][0] < 3 and asked[0][1] >= 10  # every card read once it is confirmed
     again = [n for i, n in asked if i == 5]
