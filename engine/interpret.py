@@ -1530,8 +1530,9 @@ class Interpreter(Generic[S, M]):
         """`observe`, for a snapshot of part of a busy table (the zones a move settled in while
         the next player's hand is already elsewhere), taken only when it is sure: nothing is
         pending or held, the best explanation has moves, explains the snapshot whole and agrees
-        with the hands (`_unheeded_hands`), it is what `observe` takes, and every zone those moves change is in the snapshot (a move
-        still under way shows a zone it changes unread). A soft zone (`ExpectedZone.soft`) is
+        with the hands (`_unheeded_hands`), it is what `observe` takes, and every zone those
+        moves change is in the snapshot (a move still under way shows a zone it changes
+        unread). A soft zone (`ExpectedZone.soft`) is
         excused while the moves leave a forced choice open (`is_forced`): its look is that
         choice under way (a Mattel TNT blast while its player picks the keep), which decides
         nothing and is read when the choice is made; a move that makes the choice needs all

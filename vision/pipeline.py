@@ -682,8 +682,9 @@ def refresh_requests(
     tracks: Sequence[Track], contents: ZoneContents, zones: Iterable[str]
 ) -> tuple[IdentifyRequest, ...]:
     """Every card seen in this frame in `zones` (zones that just settled with new content, or
-    after a hand, `PipelineConfig.reread_handled`), to be read afresh: a card put exactly where another lay (the next card of a pile) keeps the
-    track of the one it replaced, and may look too alike for the tracker to notice."""
+    after a hand, `PipelineConfig.reread_handled`), to be read afresh: a card put exactly
+    where another lay (the next card of a pile) keeps the track of the one it replaced, and
+    may look too alike for the tracker to notice."""
     wanted = {c.track_id for z in zones for c in contents.cards(z)}
     return tuple(
         IdentifyRequest(

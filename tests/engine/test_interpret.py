@@ -937,8 +937,10 @@ def test_a_tnt_mine_is_read_while_its_player_still_picks_the_keep() -> None:
 def test_a_keep_is_not_read_from_a_busy_table_whose_keeping_player_s_area_is_unread() -> None:
     """The keep closes the blast: the soft blast zone and the discard pile excuse nothing then.
     With the keeping player's area and the discard pile under hands, the blast zone read empty
-    (the cards picked up) is no empty keep (the bundled 2-player clip read one so, then the
-    two cards kept as a made-up change); read whole, the keep is taken."""
+    (the cards picked up) is not read as a keep; read whole, the keep is taken. (A busy read
+    that excused soft zones always made up a TNT mine and an empty keep on the bundled
+    2-player clip: `test_the_clip_read_through_the_truth_stand_ins_gives_the_truth_moves_and_scores`
+    in tests/vision/test_pipeline.py guards that.)"""
     setup = {"resource-pile-1": ["tnt", "wood-1"], "resource-pile-2": ["stone-2", "iron-1"],
              "resource-pile-3": ["gold-1", "wood-2"], "resource-pile-4": ["wood-3", "gold-2"],
              "resource-pile-5": ["iron-2", "stone-1"]}
