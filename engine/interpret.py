@@ -1549,7 +1549,7 @@ class Interpreter(Generic[S, M]):
             return None
         touched = touched_zones(self.game, belief, best.state)
         if self.game.is_forced(best.state):
-            after = self.game.appearance(best.state)
+            after = best.appearance
             touched = frozenset(z for z in touched if not (z in after and after[z].soft))
             if not touched:
                 return None  # nothing read that the moves change
