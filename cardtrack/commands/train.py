@@ -222,8 +222,12 @@ def train_corners_command(args: argparse.Namespace) -> int:
                          progress=not args.quiet, full_bleed=True)
     for clip in args.clips:
         ct.footage_shard(data, Path(clip), finder_model=finder)
+    min_visible = ct.MIN_VISIBLE if args.min_visible is None else args.min_visible
+    if min_visible < ct.CUT_VISIBLE:
+        raise ct.CornerTrainError(f"--min-visible {min_visible}: the data shards keep no card less than "
+                                  f"{ct.CUT_VISIBLE} visible; give {ct.CUT_VISIBLE} or more")
     config = ct.CornerTrainConfig(steps=args.steps, batch=args.batch, threads=args.threads,
-                                  max_minutes=args.minutes)
+                                  max_minutes=args.minutes, min_visible=min_visible)
     result = ct.train_corners(Path(args.out), data_dir=data, work_dir=root / f"work-seed{args.seed}",
                               seed=args.seed, config=config, resume=not args.restart, progress=not args.quiet)
     print(result.describe())
@@ -363,6 +367,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     cor.add_argument("--clip", dest="clips", action="append", default=[],
                      help="a rendered clip folder (clip.mp4 + truth) to cut patches from; repeatable")
     cor.add_argument("--finder", default=None, help="the finder whose mistakes the data shows (default: the shipped one)")
+    cor.add_argument("--min-visible", type=_fraction, default=None, metavar="SHARE",
+                     help="train on the cards at least this share visible (default: the shipped "
+                     "model's, vision.train.corners.MIN_VISIBLE; shards keep every card from "
+                     "CUT_VISIBLE up)")
     cor.add_argument("--steps", type=_positive, default=4000)
     cor.add_argument("--batch", type=_positive, default=32)
     cor.add_argument("--minutes", type=float, default=30.0, help="stop training after this many minutes")

@@ -1,6 +1,7 @@
-"""`cardtrack train identifier` options that shape the training crops, and `cardtrack train
-finder`'s learning rate and starting model, are refused when out of range or missing (the
-training itself needs torch and is tested beside each model)."""
+"""`cardtrack train identifier` options that shape the training crops, `cardtrack train
+finder`'s learning rate and starting model, and `cardtrack train corners`' visibility floor are
+refused when out of range or missing (the training itself needs torch and is tested beside
+each model)."""
 
 from __future__ import annotations
 
@@ -41,4 +42,17 @@ def test_the_finder_s_starting_model_must_exist(tmp_path: Path) -> None:
                      "--tables", "0", "--steps", "1", "--quiet", "--init", str(tmp_path / "gone.onnx"),
                      "--out", str(tmp_path / "out.onnx")])
     assert code != 0 and "gone.onnx: no such file" in err.getvalue()
+    assert not (tmp_path / "out.onnx").exists()
+
+
+def test_the_corner_refiner_s_visibility_floor_must_be_one_its_shards_keep(tmp_path: Path) -> None:
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err), pytest.raises(SystemExit) as exit_info:
+        main(["train", "corners", "--min-visible", "1.5"])
+    assert exit_info.value.code == 2 and "--min-visible" in err.getvalue()
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):
+        code = main(["train", "corners", "--work", str(tmp_path), "--shards", "0", "--min-visible", "0.1",
+                     "--quiet", "--out", str(tmp_path / "out.onnx")])
+    assert code == 2 and "no card less than 0.2 visible" in err.getvalue()
     assert not (tmp_path / "out.onnx").exists()

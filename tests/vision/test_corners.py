@@ -1,7 +1,8 @@
 """The corner refiner: the canvas warp is exact, the shipped model pulls corners that are off
 back onto the cards of a seeded rendered scene, empty and degenerate input pass through, bad
-model files and a missing refiner give clear errors, and a two-step training run exports a model
-the refiner loads (only where torch is installed)."""
+model files and a missing refiner give clear errors, a two-step training run exports a model
+the refiner loads (only where torch is installed), and the training data pairs a found outline
+with one card only and keeps how much of each card shows."""
 
 from __future__ import annotations
 
@@ -160,3 +161,47 @@ def test_full_bleed_shards_are_other_stills_kept_beside_the_printed_ones(tmp_pat
     assert a and b
     assert len(load_cards(tmp_path)) == len(a) + len(b)
     assert not np.array_equal(a[0].truth, b[0].truth), "another scene, not the printed one re-dressed"
+
+
+def _rect(x: float, y: float, w: float = 40.0, h: float = 56.0) -> np.ndarray:
+    return np.array([[x, y], [x + w, y], [x + w, y + h], [x, y + h]], np.float32)
+
+
+def test_a_found_outline_teaches_the_card_it_belongs_to_not_the_one_under_it() -> None:
+    from vision.train.corners import match_found
+
+    # A fan: the top card (wholly visible) lies 12 px right of the card under it (0.3 visible),
+    # which lies on a card of the pile under both (nothing of it shows). The finder found the top
+    # card only, a little off: its outline overlaps the card under by far more than 0.3.
+    under, top, hidden = _rect(100, 100), _rect(112, 100), _rect(112, 100)
+    quads = np.stack([under, top, hidden])
+    found = (top + 2.0)[None]
+    visible = np.array([0.3, 1.0, 0.0])
+    assert match_found(found, quads, visible).tolist() == [-1, 0, -1]
+    # The card under, found too, gets its own outline; the top card keeps its own.
+    both = np.stack([top + 2.0, under - 1.0])
+    assert match_found(both, quads, visible).tolist() == [1, 0, -1]
+    # An outline far from every card stands for none; nothing found, nothing paired.
+    assert match_found(_rect(400, 400)[None], quads, visible).tolist() == [-1, -1, -1]
+    assert match_found(np.zeros((0, 4, 2), np.float32), quads, visible).tolist() == [-1, -1, -1]
+
+
+def test_training_takes_the_cards_from_its_visibility_floor_up(tmp_path: Path) -> None:
+    from vision.train.corners import CardPatch, CornerTrainError, _write, cut_patches, load_cards
+
+    image = np.full((300, 400, 3), 90, np.uint8)
+    quads = np.stack([_rect(100, 100), _rect(112, 100), _rect(250, 80)])
+    patches = cut_patches(image, quads, np.array([0.3, 1.0, 0.1]), np.zeros((0, 4, 2), np.float32))
+    assert [p.visible for p in patches] == pytest.approx([0.3, 1.0]), "a card under the floor is not cut"
+    assert all(isinstance(p, CardPatch) and p.found is None for p in patches)
+    _write(tmp_path, tmp_path / "shard-00000.pkl", patches)
+    assert len(load_cards(tmp_path)) == 2
+    assert [c.visible for c in load_cards(tmp_path, min_visible=0.5)] == [1.0]
+    with pytest.raises(CornerTrainError, match="at least 101% visible"):
+        load_cards(tmp_path, min_visible=1.01)
+    # A shard of the format before visibility was kept is refused with what to do.
+    import pickle
+
+    (tmp_path / "shard-00001.pkl").write_bytes(pickle.dumps([(patches[0].patch, (0, 0), quads[0], None)]))
+    with pytest.raises(CornerTrainError, match="delete it to re-render"):
+        load_cards(tmp_path)

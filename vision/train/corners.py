@@ -2,9 +2,11 @@
 
 Data: full-resolution scenes (1280×720) from the still renderer (every game's proxy art mixed
 with random card designs, hands, clutter, camera effects) and, optionally, frames of rendered
-footage clips (a truth file beside each). For every card at least `MIN_VISIBLE` visible the
-shard keeps a patch of the frame around it, the true corners, and the corners the shipped
-finder gives for it (when it finds it), so training sees the finder's real mistakes. A
+footage clips (a truth file beside each). For every card at least `CUT_VISIBLE` visible the
+shard keeps a patch of the frame around it, the true corners (of the whole card, hidden ones
+included), how much of it shows, and the corners the shipped finder gives for it (when it
+finds it), so training sees the finder's real mistakes; training takes the cards at least
+`CornerTrainConfig.min_visible` visible. A
 training sample takes a coarse quad — the finder's own (jittered a little), or the truth moved,
 turned, scaled and bent by an error drawn from 1 % to 30 % of the card's width — warps the
 patch onto the canvas of `vision.corners` (the same function inference uses) and asks for the
@@ -48,7 +50,9 @@ from vision.train.common import (
 
 RENDER_SIZE = (1280, 720)
 SHARD_SIZE = 40
-MIN_VISIBLE = 0.5
+CUT_VISIBLE = 0.2  # cards less visible than this are not cut into shards
+MIN_VISIBLE = 0.5  # the shipped model's `CornerTrainConfig.min_visible`
+FOUND_IOU = 0.3  # a found quad stands for the card it overlaps best when at least this much
 PATCH_MARGIN = 0.9  # patch = card bounding box grown by this many card widths on every side
 GAMES = ("minecraft-card-game", "minecraft-explorers", "minecraft-mk1", "angry-birds-power-cards")
 HEAT_STRIDE = 4
@@ -61,12 +65,14 @@ class CornerTrainError(ValueError):
 @dataclass(frozen=True, slots=True, kw_only=True, eq=False)
 class CardPatch:
     """One card: a patch of its frame, the patch's origin in the frame, the true corners (own
-    order, frame pixels) and the finder's corners for it (canonical order) or None."""
+    order, frame pixels), the finder's corners for it (canonical order) or None, and the share
+    of the card that shows."""
 
     patch: np.ndarray
     origin: tuple[int, int]
     truth: np.ndarray
     found: np.ndarray | None
+    visible: float
 
 
 def _card_width(quad: np.ndarray) -> float:
@@ -76,15 +82,13 @@ def _card_width(quad: np.ndarray) -> float:
 
 def cut_patches(image: np.ndarray, quads: np.ndarray, visible: np.ndarray,
                 found: np.ndarray) -> list[CardPatch]:
-    """The patches of one frame's cards (those at least MIN_VISIBLE visible), each paired with
-    the found quad that overlaps it best (IoU ≥ 0.3) if any."""
-    from vision.detections import iou_matrix
-
+    """The patches of one frame's cards (those at least CUT_VISIBLE visible), each paired with
+    the found quad it owns, if any (`match_found`)."""
     h, w = image.shape[:2]
-    iou = iou_matrix(found, quads) if len(found) and len(quads) else np.zeros((len(found), len(quads)))
+    owner = match_found(found, quads, visible)
     out = []
     for j, (q, v) in enumerate(zip(quads, visible, strict=True)):
-        if v < MIN_VISIBLE:
+        if v < CUT_VISIBLE:
             continue
         width = _card_width(q)
         if width < 8:
@@ -95,11 +99,30 @@ def cut_patches(image: np.ndarray, quads: np.ndarray, visible: np.ndarray,
         x0, y0, x1, y1 = max(0, x0), max(0, y0), min(w, x1), min(h, y1)
         if x1 - x0 < 8 or y1 - y0 < 8:
             continue
-        best = int(iou[:, j].argmax()) if len(found) else -1
-        f = found[best].astype(np.float32) if best >= 0 and iou[best, j] >= 0.3 else None
+        f = found[owner[j]].astype(np.float32) if owner[j] >= 0 else None
         out.append(CardPatch(patch=np.ascontiguousarray(image[y0:y1, x0:x1]), origin=(int(x0), int(y0)),
-                             truth=np.asarray(q, np.float32), found=f))
+                             truth=np.asarray(q, np.float32), found=f, visible=float(v)))
     return out
+
+
+def match_found(found: np.ndarray, quads: np.ndarray, visible: np.ndarray) -> np.ndarray:
+    """For each true card, the index of the found quad standing for it, or -1: the cards, most
+    visible first, each take the free quad that overlaps them best, if by at least `FOUND_IOU`.
+    In a fan or a pile the quad found for the top card overlaps the cards under it as well;
+    taken by the top card first, it is never taught as an outline of a card under it."""
+    from vision.detections import iou_matrix
+
+    owner = np.full(len(quads), -1, int)
+    if not len(found) or not len(quads):
+        return owner
+    iou = iou_matrix(found, quads)
+    free = np.ones(len(found), bool)
+    for j in np.argsort(-np.asarray(visible), kind="stable"):
+        col = np.where(free, iou[:, j], -1.0)
+        i = int(col.argmax())
+        if col[i] >= FOUND_IOU:
+            owner[j], free[i] = i, False
+    return owner
 
 
 def render_shard(out_dir: Path, *, seed: int, shard: int, finder_model: Path,
@@ -167,7 +190,7 @@ def _write(out_dir: Path, path: Path, patches: list[CardPatch]) -> Path:
     out_dir.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".tmp")
     with tmp.open("wb") as f:
-        pickle.dump([(p.patch, p.origin, p.truth, p.found) for p in patches], f, protocol=5)
+        pickle.dump([(p.patch, p.origin, p.truth, p.found, p.visible) for p in patches], f, protocol=5)
     tmp.replace(path)
     return path
 
@@ -177,9 +200,10 @@ def load_shard(path: Path) -> list[CardPatch]:
     try:
         with path.open("rb") as f:
             rows = pickle.load(f)
-        return [CardPatch(patch=p, origin=tuple(o), truth=t, found=f) for p, o, t, f in rows]
+        return [CardPatch(patch=p, origin=tuple(o), truth=t, found=f, visible=float(v)) for p, o, t, f, v in rows]
     except (OSError, pickle.UnpicklingError, ValueError, TypeError, EOFError) as exc:
-        raise CornerTrainError(f"{path}: not a corner data shard ({exc}); delete it to re-render") from None
+        raise CornerTrainError(f"{path}: not a corner data shard of this version ({exc}); delete it to "
+                               "re-render") from None
 
 
 # --- samples ---------------------------------------------------------------------------------
@@ -307,15 +331,20 @@ class CornerTrainConfig:
     threads: int = 2
     checkpoint_every: int = 100
     max_minutes: float = 30.0
+    min_visible: float = MIN_VISIBLE
 
 
-def load_cards(data_dir: Path) -> list[CardPatch]:
+def load_cards(data_dir: Path, *, min_visible: float = CUT_VISIBLE) -> list[CardPatch]:
+    """The card patches of every shard in `data_dir`, those at least `min_visible` visible."""
     paths = sorted(data_dir.glob("*.pkl"))
     if not paths:
         raise CornerTrainError(f"{data_dir}: no corner data shards; render some first (`cardtrack train corners`)")
     cards: list[CardPatch] = []
     for p in paths:
-        cards += load_shard(p)
+        cards += [c for c in load_shard(p) if c.visible >= min_visible]
+    if not cards:
+        raise CornerTrainError(f"{data_dir}: no card in its shards is at least {min_visible:.0%} visible; "
+                               "lower the visibility floor or render more shards")
     return cards
 
 
@@ -330,7 +359,7 @@ def train_corners(out: Path, *, data_dir: Path, work_dir: Path, seed: int = 0,
     torch.set_num_threads(config.threads)
     torch.manual_seed(seed)
     work_dir.mkdir(parents=True, exist_ok=True)
-    cards = load_cards(data_dir)
+    cards = load_cards(data_dir, min_visible=config.min_visible)
     net = build_net()
     opt = torch.optim.AdamW(net.parameters(), lr=config.lr, weight_decay=config.weight_decay)
     ckpt = work_dir / "checkpoint.pt"
