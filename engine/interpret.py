@@ -1209,15 +1209,8 @@ class Interpreter(Generic[S, M]):
         move, a token or a card put down, is not on the table yet): up to `pending_frames` /
         `pending_seconds`, then "nothing" is taken, without a desync (a hand may reach for a
         pile and change its mind)."""
-        if not best.unheeded or best.moves:
-            self._hands = None
-            return False
-        if self._hands is None:
-            self._hands = (snapshot.frame, snapshot.time)
-        if self._within_pending(*self._hands, snapshot):
-            return True
-        self._hands = None
-        return False
+        self._hands, wait = self._waited(self._hands, bool(best.unheeded) and not best.moves, snapshot)
+        return wait
 
     def _unread_rival(self, nodes: list[_Node[S, M]], best: _Node[S, M], snapshot: TableSnapshot) -> bool:
         """Whether to wait because the read cannot choose between `best` and a rival: another
@@ -1237,15 +1230,21 @@ class Interpreter(Generic[S, M]):
             differ = [z for z in look.keys() | n.appearance.keys() if look.get(z) != n.appearance.get(z)]
             return bool(differ) and all(z not in snapshot.settled for z in differ)
 
-        if not cfg.unread_wait or not best.moves or not any(blind(n) for n in nodes):
-            self._blind = None
-            return False
-        if self._blind is None:
-            self._blind = (snapshot.frame, snapshot.time)
-        if self._within_pending(*self._blind, snapshot):
-            return True
-        self._blind = None
-        return False
+        wanted = cfg.unread_wait and bool(best.moves) and any(blind(n) for n in nodes)
+        self._blind, wait = self._waited(self._blind, wanted, snapshot)
+        return wait
+
+    def _waited(self, since: tuple[int, float] | None, wanted: bool,
+                snapshot: TableSnapshot) -> tuple[tuple[int, float] | None, bool]:
+        """One step of a wait begun at `since` (frame, time; None: not waiting) that goes on
+        while `wanted`: (when it began, or None once it is over or not wanted; whether to wait
+        now). A wait lasts up to the pending time (`_within_pending`)."""
+        if not wanted:
+            return None, False
+        since = since or (snapshot.frame, snapshot.time)
+        if self._within_pending(*since, snapshot):
+            return since, True
+        return None, False
 
     def _within_pending(self, frame: int, time: float, snapshot: TableSnapshot) -> bool:
         """Whether `snapshot` comes within the pending time (`pending_frames` and
@@ -1628,7 +1627,9 @@ def _handless(was: Mapping[str, ExpectedZone], now: Mapping[str, ExpectedZone], 
     """Whether a move that takes the table from looking `was` to `now` changes some zone and
     only zones of `quiet` (read, and no hand reached them). A zone soft before and after (a
     Mattel discard pile, shared by every player and reached by each in turn) does not count."""
-    changed = [z for z in was.keys() | now.keys() if (a := was.get(z)) != (b := now.get(z))
+    # Looks are often shared objects (the Mattel interpreter makes each once): `is`
+    # spares comparing their cards for every zone of every state the search reaches.
+    changed = [z for z in was.keys() | now.keys() if (a := was.get(z)) is not (b := now.get(z)) and a != b
                and not (a is not None and a.soft and b is not None and b.soft)]
     return bool(changed) and all(z in quiet for z in changed)
 
