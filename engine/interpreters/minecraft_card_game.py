@@ -25,7 +25,7 @@ discard pile (when the discard pile shows one), or a card seen in an area that p
 the top between two takes from one pile. A player whose area changed while the belief has the
 turn elsewhere is tried as acting out of turn; the turn ended unseen is tried too, but not a
 turn given up whole when the one who just played acts again (an action too many: nothing on the
-table shows a turn given up), and a turn given up whole is unusual (`unusual`). Creeper answers, which players give in any order, are tried
+table shows a turn given up), and an end of turn is unusual (`unusual`). Creeper answers, which players give in any order, are tried
 for the first player in seat order who owes one and for every other whose area lost a card.
 """
 
@@ -210,16 +210,17 @@ class McgInterpreter:
         return bool(state.tnt or state.attacks)
 
     def unusual(self, state: McgState, move: McgMove) -> bool:
-        """A turn given up whole (an end of turn before any action in it), and a craft paid
-        with a card to spare (the recipe still covered without it).
+        """An end of turn (actions given up), and a craft paid with a card to spare (the
+        recipe still covered without it).
 
-        Players act in their turns: a turn passed with nothing done is rare, and a misread
-        area of another player explained by every turn between given up made that player
-        the active one, so that each later move of the rightful players was read with more
-        turns given up. Players pay what a recipe asks: such a payment mostly takes in a
-        covered card the camera did not see this time, which stays in the area."""
+        Players take the actions their turn allows: a turn ended early, or passed with
+        nothing done, is rare, and a misread area of another player explained by every turn
+        between given up made that player the active one, so that each later move of the
+        rightful players was read with more turns given up. Players pay what a recipe asks:
+        such a payment mostly takes in a covered card the camera did not see this time,
+        which stays in the area."""
         if isinstance(move, EndTurn):
-            return not (move.player == state.current and state.actions > 0 and not state.turn_over)
+            return True
         if not isinstance(move, Craft):
             return False
         recipe = self.rules.catalog.card(move.card).attrs.get("recipe")

@@ -615,21 +615,21 @@ def test_the_player_who_just_played_acting_again_took_an_action_too_many() -> No
     assert [type(m).NAME for m in later.moves] == ["end-turn", "mine"]
 
 
-def test_turns_given_up_whole_are_unusual_so_a_far_seat_does_not_take_the_turn() -> None:
+def test_an_end_of_turn_is_unusual_so_a_far_seat_does_not_take_the_turn() -> None:
     """Four players; player 1 has taken both actions, and player 4's area and pile 1
     change. That read as players 2 and 3 giving up their turns whole and player 4 mining
     (three moves at `move_penalty` each), and every later move of the rightful players came
-    with more turns given up (rendered blind seeds 962 and 963). A turn given up whole is
-    unusual (`McgInterpreter.unusual`): the read is player 4 mining out of turn (the warning
-    a referee calls), and the turn stays with player 2. A turn ended early after an action
-    is not unusual, and one player passing is still read as such
+    with more turns given up (rendered blind seeds 962 and 963). An end of turn is unusual
+    (`McgInterpreter.unusual`): players take their actions. The read is player 4 mining out
+    of turn (the warning a referee calls), and the turn stays with player 2. One player
+    passing, or ending a turn early, is still read as such when the next player acts
     (`test_the_player_who_just_played_acting_again_took_an_action_too_many`)."""
     setup = {"resource-pile-1": ["wood-1", "stone-1", "iron-1"],
              "resource-pile-2": ["stone-2", "iron-2", "wood-2"]}
     state = GAME.initial_state(players=4, setup=setup)
     assert LOOK.unusual(state, EndTurn(player=1))
     mined = GAME.apply(state, Mine(player=1, pile=2)).state
-    assert not LOOK.unusual(mined, EndTurn(player=1))
+    assert LOOK.unusual(mined, EndTurn(player=1)) and not LOOK.unusual(mined, Mine(player=1, pile=1))
     done = GAME.apply(mined, Mine(player=1, pile=2)).state
     assert LOOK.unusual(done, EndTurn(player=2))
     far = GAME.apply(done, Mine(player=4, pile=1))
