@@ -25,8 +25,9 @@ discard pile (when the discard pile shows one), or a card seen in an area that p
 the top between two takes from one pile. A player whose area changed while the belief has the
 turn elsewhere is tried as acting out of turn; the turn ended unseen is tried too, but not a
 turn given up whole when the one who just played acts again (an action too many: nothing on the
-table shows a turn given up), and an end of turn is unusual (`unusual`). Creeper answers, which players give in any order, are tried
-for the first player in seat order who owes one and for every other whose area lost a card.
+table shows a turn given up), and an end of turn is unusual (`unusual`). Creeper answers, which
+players give in any order, are tried for the first player in seat order who owes one and for
+every other whose area lost a card.
 """
 
 from __future__ import annotations
