@@ -214,6 +214,13 @@ def train_corners_command(args: argparse.Namespace) -> int:
     root = Path(args.work) if args.work else Path(tempfile.gettempdir()) / "cardtrack-corners"
     data = root / f"data-seed{args.data_seed}"
     finder = Path(args.finder) if args.finder else FINDER_MODEL
+    # Options are checked before any shard is rendered.
+    min_visible = ct.MIN_VISIBLE if args.min_visible is None else args.min_visible
+    try:
+        config = ct.CornerTrainConfig(steps=args.steps, batch=args.batch, threads=args.threads,
+                                      max_minutes=args.minutes, min_visible=min_visible)
+    except ct.CornerTrainError as exc:
+        raise ct.CornerTrainError(f"--min-visible: {exc}") from None
     if args.shards:
         ct.render_shards(data, seed=args.data_seed, shards=range(args.shards), finder_model=finder,
                          progress=not args.quiet)
@@ -222,12 +229,6 @@ def train_corners_command(args: argparse.Namespace) -> int:
                          progress=not args.quiet, full_bleed=True)
     for clip in args.clips:
         ct.footage_shard(data, Path(clip), finder_model=finder)
-    min_visible = ct.MIN_VISIBLE if args.min_visible is None else args.min_visible
-    if min_visible < ct.CUT_VISIBLE:
-        raise ct.CornerTrainError(f"--min-visible {min_visible}: the data shards keep no card less than "
-                                  f"{ct.CUT_VISIBLE} visible; give {ct.CUT_VISIBLE} or more")
-    config = ct.CornerTrainConfig(steps=args.steps, batch=args.batch, threads=args.threads,
-                                  max_minutes=args.minutes, min_visible=min_visible)
     result = ct.train_corners(Path(args.out), data_dir=data, work_dir=root / f"work-seed{args.seed}",
                               seed=args.seed, config=config, resume=not args.restart, progress=not args.quiet)
     print(result.describe())

@@ -333,6 +333,11 @@ class CornerTrainConfig:
     max_minutes: float = 30.0
     min_visible: float = MIN_VISIBLE
 
+    def __post_init__(self) -> None:
+        if not CUT_VISIBLE <= self.min_visible <= 1.0:
+            raise CornerTrainError(f"min_visible {self.min_visible}: the data shards keep no card less than "
+                                   f"{CUT_VISIBLE} visible; give {CUT_VISIBLE} to 1")
+
 
 def load_cards(data_dir: Path, *, min_visible: float = CUT_VISIBLE) -> list[CardPatch]:
     """The card patches of every shard in `data_dir`, those at least `min_visible` visible."""
