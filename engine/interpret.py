@@ -278,9 +278,10 @@ class InterpretConfig:
       reached and the camera does not see it (an Explorers trophy given to a player whose
       area no hand went near, to explain a misread mob) is doubly unsupported.
     - `handless_penalty`: cost of each move of an explanation that changes only zones that
-      were read and that no hand reached since the last read (`TableSnapshot.reached`): a
-      card misread where nobody reached, explained as a move. A move that changes a zone
-      under a hand now (not read) or no zone at all (an end of turn) is not charged. `for_game`
+      were read and that no hand reached since the last read (`TableSnapshot.reached`), or
+      that changes a spread read and reached by none: a card misread where nobody reached,
+      explained as a move. A move that changes only zones under a hand now (not read) or
+      reached, or no zone at all (an end of turn), is not charged. `for_game`
       sets it for the games in `HANDLESS_PENALTY`; 0 charges nothing.
     - `unread_wait`: when a rival explanation as good as the best leaves another state and
       looks otherwise only in zones the snapshot does not read (a hand over them, a card there
@@ -1625,13 +1626,22 @@ def _hand_zones(look: Mapping[str, ExpectedZone], snapshot: TableSnapshot) -> tu
 
 def _handless(was: Mapping[str, ExpectedZone], now: Mapping[str, ExpectedZone], quiet: frozenset[str]) -> bool:
     """Whether a move that takes the table from looking `was` to `now` changes some zone and
-    only zones of `quiet` (read, and no hand reached them). A zone soft before and after (a
-    Mattel discard pile, shared by every player and reached by each in turn) does not count."""
+    only zones of `quiet` (read, and no hand reached them), or changes a spread of `quiet`: a
+    card put into or taken out of a row or fan the camera sees whole, where no hand went,
+    whatever else the move changes (the last creeper discard of an attack also takes the
+    creeper off the pile its miner reached). A zone soft before and after (a Mattel discard
+    pile, shared by every player and reached by each in turn) does not count."""
     # Looks are often shared objects (the Mattel interpreter makes each once): `is`
     # spares comparing their cards for every zone of every state the search reaches.
     changed = [z for z in was.keys() | now.keys() if (a := was.get(z)) is not (b := now.get(z)) and a != b
                and not (a is not None and a.soft and b is not None and b.soft)]
-    return bool(changed) and all(z in quiet for z in changed)
+    if not changed:
+        return False
+    return all(z in quiet for z in changed) or any(z in quiet and _spread(was.get(z), now.get(z)) for z in changed)
+
+
+def _spread(*looks: ExpectedZone | None) -> bool:
+    return any(e is not None and e.kind is ZoneKind.SPREAD for e in looks)
 
 
 def _told_by_hands(zone: str, look: ExpectedZone, snapshot: TableSnapshot) -> bool:

@@ -1051,3 +1051,27 @@ def test_a_move_no_hand_made_costs_the_handless_penalty() -> None:
     assert nobody.score == pytest.approx(handed.score - cfg.handless_penalty)
     assert scored(replace(lost, reached=frozenset({"discard"}))).score == pytest.approx(nobody.score)
     assert scored(replace(lost, reached=None)).score == pytest.approx(handed.score)
+
+
+def test_the_last_creeper_discard_made_where_no_hand_went_is_handless_too() -> None:
+    """The last discard of a creeper attack also takes the creeper off its pile, which the
+    miner's hand reached. That does not excuse the player's fan, read whole and reached by
+    no hand, losing a card: the discard still costs `handless_penalty`."""
+    state = GAME.initial_state(players=3, setup={**CREEPER_SETUP, "player-2": ["wood-2", "iron-2"]})
+    mined = GAME.apply(state, Mine(player=1, pile=1, reveal=(("resource-pile-1", "creeper"),))).state
+    answered = GAME.apply(GAME.apply(mined, CreeperDiscard(player=1, card="iron-1")).state,
+                          CreeperDiscard(player=3, card="stone-2")).state
+    discard = CreeperDiscard(player=2, card="wood-2")
+    last = GAME.apply(answered, discard).state
+    assert not last.attacks and last.resource_piles[0][0] == "gold-1"  # the creeper went too
+    cfg = InterpretConfig.for_game("minecraft-card-game")
+    lost = render(last, frame=20)
+
+    def scored(reached: frozenset[str]) -> float:
+        found = [e for e in Interpreter(GAME, cfg).explain(answered, replace(lost, reached=reached))
+                 if e.moves == (discard,)]
+        assert len(found) == 1
+        return found[0].score
+
+    handed = scored(frozenset({"player-2", "resource-pile-1"}))
+    assert scored(frozenset({"resource-pile-1"})) == pytest.approx(handed - cfg.handless_penalty)
