@@ -25,9 +25,10 @@ discard pile (when the discard pile shows one), or a card seen in an area that p
 the top between two takes from one pile. A player whose area changed while the belief has the
 turn elsewhere is tried as acting out of turn; the turn ended unseen is tried too, but not a
 turn given up whole when the one who just played acts again (an action too many: nothing on the
-table shows a turn given up), and an end of turn is unusual (`unusual`). Creeper answers, which
-players give in any order, are tried for the first player in seat order who owes one and for
-every other whose area lost a card.
+table shows a turn given up), and an end of turn is unusual (`unusual`), as is a blast kept
+from with fewer cards than it offers. Creeper answers, which players give in any order, are
+tried for the first player in seat order who owes one and for every other whose area lost a
+card.
 """
 
 from __future__ import annotations
@@ -211,17 +212,23 @@ class McgInterpreter:
         return bool(state.tnt or state.attacks)
 
     def unusual(self, state: McgState, move: McgMove) -> bool:
-        """An end of turn (actions given up), and a craft paid with a card to spare (the
-        recipe still covered without it).
+        """An end of turn (actions given up), a craft paid with a card to spare (the recipe
+        still covered without it), and a TNT blast kept from with fewer cards than it allows.
 
         Players take the actions their turn allows: a turn ended early, or passed with
         nothing done, is rare, and a misread area of another player explained by every turn
         between given up made that player the active one, so that each later move of the
         rightful players was read with more turns given up. Players pay what a recipe asks:
         such a payment mostly takes in a covered card the camera did not see this time,
-        which stays in the area."""
+        which stays in the area. Players keep the two resources a blast offers: a blast
+        kept from with nothing explains any change of the piles' tops with no card put
+        anywhere (the whole blast goes face down to the discard pile), and was read for
+        another player's plain mine whose card the camera lost in a far area."""
         if isinstance(move, EndTurn):
             return True
+        if isinstance(move, TntKeep):
+            keepable = sum(1 for c in state.tnt if self.rules.is_resource(c))
+            return len(move.cards) < min(KEEP_FROM_TNT, keepable)
         if not isinstance(move, Craft):
             return False
         recipe = self.rules.catalog.card(move.card).attrs.get("recipe")

@@ -643,6 +643,29 @@ def test_an_end_of_turn_is_unusual_so_a_far_seat_does_not_take_the_turn() -> Non
     assert [type(m).NAME for m in as_before.moves] == ["end-turn", "end-turn", "mine"]
 
 
+def test_a_blast_kept_from_with_fewer_cards_than_it_offers_is_unusual() -> None:
+    """Players keep the two resources a TNT blast offers. A keep of fewer explains any change
+    of the piles' tops with no card put anywhere (the blast goes face down to the discard
+    pile): it was read for another player's plain mine whose card the camera lost in a far
+    area (rendered blind seed 991). Such a keep is unusual (`McgInterpreter.unusual`); a
+    blast with one resource in it, kept whole, is not."""
+    setup = {"resource-pile-1": ["tnt", "wood-1"], "resource-pile-2": ["stone-2", "iron-1"],
+             "resource-pile-3": ["gold-1", "wood-2"], "resource-pile-4": ["iron-2", "gold-2"],
+             "resource-pile-5": ["tnt", "stone-1"]}
+    state = GAME.initial_state(players=2, setup=setup)
+    blast = GAME.apply(state, Mine(player=1, pile=1)).state
+    assert sorted(blast.tnt) == ["gold-1", "iron-2", "stone-2", "tnt", "tnt"]
+    assert LOOK.unusual(blast, TntKeep(player=1, cards=()))
+    assert LOOK.unusual(blast, TntKeep(player=1, cards=("gold-1",)))
+    assert not LOOK.unusual(blast, TntKeep(player=1, cards=("gold-1", "stone-2")))
+    poor = GAME.initial_state(players=2, setup={**setup, "resource-pile-3": ["tnt", "wood-2"],
+                                                 "resource-pile-4": ["tnt", "gold-2"]})
+    lone = GAME.apply(poor, Mine(player=1, pile=1)).state
+    assert sorted(lone.tnt) == ["stone-2", "tnt", "tnt", "tnt", "tnt"]
+    assert not LOOK.unusual(lone, TntKeep(player=1, cards=("stone-2",)))
+    assert LOOK.unusual(lone, TntKeep(player=1, cards=()))
+
+
 def test_a_covered_card_not_seen_still_matches_at_a_small_cost() -> None:
     # A stack of three: the top card over two others (`covered`). Only the top seen: it
     # matches, below a full read; a missing top card does not match at all.
