@@ -13,7 +13,7 @@ import platform
 import time
 from typing import Any
 
-from cardtrack.commands.eval import inset_share, zoom_factor
+from cardtrack.commands.eval import add_reading_options, inset_share
 from cardtrack.commands.synth import add_bench_arguments
 from engine import get_game
 from engine.simulate import simulate_game
@@ -73,8 +73,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                       help="art pack the identifier matches against (default: the game's proxy art)")
     pipe.add_argument("--frames", type=int, default=None, help="stop after this many frames")
     pipe.add_argument("--threads", type=int, default=1)
-    pipe.add_argument("--zoom", type=zoom_factor, default=None, metavar="FACTOR",
-                      help="the players' areas read closer at this scale (default and 0: never)")
+    add_reading_options(pipe)
     pipe.set_defaults(func=bench_pipeline)
     interp = bsub.add_parser(
         "interpret",
@@ -383,7 +382,7 @@ def bench_pipeline(args: argparse.Namespace) -> int:
     models = ModelChoice(finder=Path(args.finder) if args.finder else None,
                          identifier=Path(args.identifier) if args.identifier else None,
                          oracle=args.oracle, threads=args.threads, art=Path(args.art) if args.art else None,
-                         zoom=args.zoom)
+                         read_covered=args.read_covered, zoom=args.zoom)
     pipeline = clip_pipeline(clip, models)
     run = replay_clip(pipeline, clip, max_frames=args.frames)
     frame_ms = [s.ms for s in run.steps]

@@ -98,7 +98,8 @@ def zoom_factor(text: str) -> float:
 
 def add_reading_options(parser: argparse.ArgumentParser) -> None:
     """`--read-covered` and `--zoom`, the pipeline's optional ways of reading fanned cards, as
-    `cardtrack run` and `cardtrack eval` both take them (`reading_changes`)."""
+    `cardtrack run`, `cardtrack eval` and `cardtrack bench pipeline` all take them
+    (`reading_changes`)."""
     parser.add_argument("--read-covered", action="store_true",
                         help="read a card another card overlaps (a fanned hand) from its visible part as "
                              "well (PipelineConfig.read_covered; measured in models/identifier.md)")

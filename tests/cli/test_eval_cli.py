@@ -202,6 +202,9 @@ def test_bench_pipeline_replays_a_clip_with_the_shared_code() -> None:
     assert report["ms_per_stage"]["find"]["calls"] == 30
     code, _, err = run_cli(["bench", "pipeline", "--clip", str(FOOTAGE / "scripts")])
     assert code == 2 and "no truth file" in err
+    # The pipeline's reading options are those of `run` and `eval`, checked the same way.
+    code, _, err = run_cli(["bench", "pipeline", "--clip", str(FOOTAGE / CLIPS[0]), "--oracle", "--read-covered"])
+    assert code == 2 and "read_covered" in err and "stand-in" in err
 
 
 def test_an_art_pack_is_the_gallery_and_one_for_another_game_is_refused(tmp_path: Path) -> None:
