@@ -1635,13 +1635,9 @@ def _handless(was: Mapping[str, ExpectedZone], now: Mapping[str, ExpectedZone], 
     # spares comparing their cards for every zone of every state the search reaches.
     changed = [z for z in was.keys() | now.keys() if (a := was.get(z)) is not (b := now.get(z)) and a != b
                and not (a is not None and a.soft and b is not None and b.soft)]
-    if not changed:
-        return False
-    return all(z in quiet for z in changed) or any(z in quiet and _spread(was.get(z), now.get(z)) for z in changed)
-
-
-def _spread(*looks: ExpectedZone | None) -> bool:
-    return any(e is not None and e.kind is ZoneKind.SPREAD for e in looks)
+    unheld = [z for z in changed if z in quiet]
+    return bool(unheld) and (len(unheld) == len(changed) or any(
+        (e := now.get(z, was.get(z))) is not None and e.kind is ZoneKind.SPREAD for z in unheld))
 
 
 def _told_by_hands(zone: str, look: ExpectedZone, snapshot: TableSnapshot) -> bool:
