@@ -276,8 +276,11 @@ def _torch():  # type: ignore[no-untyped-def]
 
 def build_net():  # type: ignore[no-untyped-def]
     """Input (N, 3, 120, 96) in [0, 1] → corners (N, 4, 2) in canvas pixels: an encoder to
-    stride 8 (a stride-2 stem keeps the full-resolution work small), a top-down step back to
-    stride 4, four heatmaps and a soft arg-max (sub-pixel from a coarse grid)."""
+    stride 8 (a single stride-2 stem convolution: the canvas already enlarges most cards, so
+    little is to be had at full resolution), a top-down step back to stride 4, four heatmaps and
+    a soft arg-max (sub-pixel from a coarse grid). About 35 M multiply-adds per card and pass,
+    half those of the network before it (`git show b281704:vision/train/corners.py`), whose
+    shipped model cut worse than this one's (models/corners.md)."""
     torch = _torch()
     nn = torch.nn
 
@@ -294,13 +297,13 @@ def build_net():  # type: ignore[no-untyped-def]
     class Net(nn.Module):  # type: ignore[misc]
         def __init__(self) -> None:
             nn.Module.__init__(self)
-            self.s2 = nn.Sequential(cbr(3, 16, 2), cbr(16, 24))                   # 60×48
-            self.s4 = nn.Sequential(cbr(24, 40, 2), cbr(40, 40))                  # 30×24
-            self.s8 = nn.Sequential(cbr(40, 64, 2), cbr(64, 64), cbr(64, 64))     # 15×12
-            self.lat = cbr(64, 40, 1, 1)
+            self.s2 = cbr(3, 16, 2)                                               # 60×48
+            self.s4 = nn.Sequential(cbr(16, 32, 2), cbr(32, 32))                  # 30×24
+            self.s8 = nn.Sequential(cbr(32, 64, 2), cbr(64, 64), cbr(64, 64))     # 15×12
+            self.lat = cbr(64, 32, 1, 1)
             self.up = nn.Upsample(scale_factor=2, mode="bilinear", align_corners=False)
-            self.fuse = nn.Sequential(cbr(40, 40), cbr(40, 40))
-            self.head = nn.Conv2d(40, 4, 1)
+            self.fuse = cbr(32, 32)
+            self.head = nn.Conv2d(32, 4, 1)
             self.register_buffer("gx", grid_x)
             self.register_buffer("gy", grid_y)
 
