@@ -284,6 +284,29 @@ def test_a_change_that_keeps_reading_differently_is_a_desync_after_three_pending
     assert done.state.areas[1] == ("diamond-3",)
 
 
+def test_a_player_area_read_wrong_does_not_hold_back_a_mine_elsewhere() -> None:
+    # Player 2's area reads a card it does not have (a misread) from the first snapshot on;
+    # then player 1 mines. Each zone is timed on its own for the Mattel game: the mine is
+    # taken at once, and player 2's area is set as it reads when its own wait is over.
+    before = GAME.initial_state(players=2, seed=3)
+    odd = GAME.apply(before, TableChange(player=1, zone="player-2", cards=("diamond-3",))).state
+    mined = GAME.apply(odd, Mine(player=1, pile=1)).state
+    config = InterpretConfig.for_game("minecraft-card-game", pending_frames=3, pending_seconds=60.0)
+    interp: Interpreter[Any, Any] = Interpreter(GAME, config)
+    assert interp.observe(before, render(odd, frame=10)).pending
+    took = interp.observe(before, render(mined, frame=11))
+    assert [norm(GAME, m) for m in took.moves] == [norm(GAME, Mine(player=1, pile=1))]
+    assert not took.pending and not took.desync and took.state.areas[1] == before.areas[1]
+    assert interp.observe(took.state, render(mined, frame=12)).pending
+    fixed = interp.observe(took.state, render(mined, frame=13))
+    assert fixed.desync and [GAME.move_to_dict(m)["zone"] for m in fixed.moves] == ["player-2"]
+    assert fixed.state.areas[1] == ("diamond-3",)
+    # Timed as a whole, the mine waits with the rest and comes out with the desync.
+    whole = Interpreter(GAME, replace(config, zone_pending=False))
+    whole.observe(before, render(odd, frame=10))
+    assert whole.observe(before, render(mined, frame=11)).moves == ()
+
+
 def test_an_unsettled_zone_is_ignored() -> None:
     state = GAME.initial_state(players=2, seed=3)
     after = GAME.apply(state, Reserve(player=1, pile=2)).state

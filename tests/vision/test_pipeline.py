@@ -466,7 +466,7 @@ def test_identify_tracks_cuts_at_the_finders_corners_when_the_refiner_bends_the_
     assert PipelineConfig.for_game("minecraft-explorers").tracker.recheck_below == 0.5
     assert PipelineConfig.for_game("minecraft-card-game", fps=30).tracker.recheck_below is None
     assert PipelineConfig.for_game("minecraft-explorers").interpret.zone_pending
-    assert not PipelineConfig.for_game("minecraft-card-game").interpret.zone_pending
+    assert PipelineConfig.for_game("minecraft-card-game").interpret.zone_pending
     identify_tracks(tracker, identifier, image, 0, PipelineConfig(refine_tolerance=0.1), refiner=Pulls(),
                     to_table=to_table, card_mm=(59.0, 91.0))
     np.testing.assert_allclose(identifier.corners[0][0], card)
